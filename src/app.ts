@@ -1,0 +1,96 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
+import type { Config } from './config.js';
+import { registerAccessControl } from './platform/access.js';
+import { registerAuditTrail } from './platform/audit/hook.js';
+import { Authenticator } from './platform/auth.js';
+import { registerErrorHandling } from './platform/http-errors.js';
+import { newId } from './platform/ids.js';
+import { httpRequestDuration } from './platform/metrics.js';
+import { RateLimiter } from './platform/ratelimit.js';
+import { buildServices, type Services } from './services.js';
+import type { ClickHouseStore } from './stores/clickhouse.js';
+import type { Sql } from './stores/pg.js';
+import { registerModuleRoutes } from './routes.js';
+
+export interface AppDeps {
+  config: Config;
+  sql: Sql;
+  redis: Redis;
+  ch: ClickHouseStore;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export type App = FastifyInstance;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  '*.secret',
+  '*.api_key',
+  '*.password',
+  '*.token',
+];
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const app = Fastify({
+    logger: deps.logger ?? { level: deps.config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
+    bodyLimit: deps.config.bodyLimitBytes,
+    trustProxy: true,
+    // Keep a caller's correlation id when it is safe to echo; otherwise mint a time-ordered one.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newId();
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    httpRequestDuration.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Looptrace API',
+        version: '1.0.0',
+        description: 'Tracing, evaluation and improvement of LLM applications. Contract: spec/api-v1.md.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API key (lt_…) or dashboard session JWT' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const authenticator = new Authenticator(deps.sql, deps.config.auth);
+  const services = buildServices({ ...deps, authenticator });
+  app.decorate('services', services);
+  registerAccessControl(app, authenticator, new RateLimiter(deps.redis, deps.config.redisPrefix));
+  registerAuditTrail(app, deps.sql);
+  await registerModuleRoutes(app, deps);
+  return app;
+}

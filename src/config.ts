@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const envSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/looptrace'),
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z.string().default('looptrace'),
+  CLICKHOUSE_URL: optionalString,
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('looptrace'),
+  CLICKHOUSE_USER: optionalString,
+  CLICKHOUSE_PASSWORD: optionalString,
+  CLICKHOUSE_CLUSTER: optionalString,
+  LOOPTRACE_DATA_DIR: z.string().default('./data'),
+  LOOPTRACE_ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  LOOPTRACE_SECRET_KEY: optionalString,
+  AUTH_JWT_SECRET: optionalString,
+  AUTH_JWKS_URL: optionalString,
+  AUTH_ISSUER: optionalString,
+  AUTH_AUDIENCE: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  AUDIT_ANCHOR_DIR: optionalString,
+  AUDIT_ANCHOR_S3_BUCKET: optionalString,
+  AUDIT_ANCHOR_S3_REGION: optionalString,
+  AUDIT_ANCHOR_S3_ENDPOINT: optionalString,
+  AUDIT_ANCHOR_RETENTION_DAYS: z.coerce.number().int().positive().default(3650),
+  INGEST_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(5),
+  INGEST_FLUSH_ROWS: z.coerce.number().int().positive().default(20_000),
+});
+
+export type Config = {
+  env: string;
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  clickhouse: {
+    url: string | undefined;
+    database: string;
+    user: string | undefined;
+    password: string | undefined;
+    cluster: string | undefined;
+  };
+  dataDir: string;
+  role: 'api' | 'worker' | 'all';
+  secretKey: Buffer;
+  auth: {
+    jwtSecret: string | undefined;
+    jwksUrl: string | undefined;
+    issuer: string | undefined;
+    audience: string | undefined;
+  };
+  logLevel: string;
+  bodyLimitBytes: number;
+  auditAnchor: {
+    dir: string;
+    s3: { bucket: string; region: string | undefined; endpoint: string | undefined } | undefined;
+    retentionDays: number;
+  };
+  ingest: { flushMs: number; flushRows: number };
+};
+
+/**
+ * A secret that must survive restarts: taken from the environment, or created once under the data
+ * directory so that a fresh checkout runs without hand-made secrets. Production sets it explicitly.
+ */
+function persistentSecret(dataDir: string, fileName: string, fromEnv: string | undefined): string {
+  if (fromEnv) return fromEnv;
+  const file = path.join(dataDir, fileName);
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+function decodeSecretKey(value: string): Buffer {
+  const asHex = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : undefined;
+  const key = asHex ?? Buffer.from(value, 'base64url');
+  if (key.length !== 32) throw new Error('LOOPTRACE_SECRET_KEY must be 32 bytes (64 hex chars or base64url)');
+  return key;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid environment: ${problems}`);
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.LOOPTRACE_DATA_DIR);
+  const production = e.NODE_ENV === 'production';
+  if (production && !e.LOOPTRACE_SECRET_KEY) throw new Error('LOOPTRACE_SECRET_KEY is required in production');
+  const jwtSecret =
+    e.AUTH_JWT_SECRET ?? (!production && !e.AUTH_JWKS_URL ? persistentSecret(dataDir, 'dev-jwt.secret', undefined) : undefined);
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    clickhouse: {
+      url: e.CLICKHOUSE_URL,
+      database: e.CLICKHOUSE_DATABASE,
+      user: e.CLICKHOUSE_USER,
+      password: e.CLICKHOUSE_PASSWORD,
+      cluster: e.CLICKHOUSE_CLUSTER,
+    },
+    dataDir,
+    role: e.LOOPTRACE_ROLE,
+    secretKey: decodeSecretKey(persistentSecret(dataDir, 'secret.key', e.LOOPTRACE_SECRET_KEY)),
+    auth: { jwtSecret, jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE },
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    auditAnchor: {
+      dir: path.resolve(e.AUDIT_ANCHOR_DIR ?? path.join(dataDir, 'audit-anchors')),
+      s3: e.AUDIT_ANCHOR_S3_BUCKET
+        ? { bucket: e.AUDIT_ANCHOR_S3_BUCKET, region: e.AUDIT_ANCHOR_S3_REGION, endpoint: e.AUDIT_ANCHOR_S3_ENDPOINT }
+        : undefined,
+      retentionDays: e.AUDIT_ANCHOR_RETENTION_DAYS,
+    },
+    ingest: { flushMs: e.INGEST_FLUSH_MS, flushRows: e.INGEST_FLUSH_ROWS },
+  };
+}

@@ -1,0 +1,26 @@
+import type { DefaultJobOptions } from 'bullmq';
+
+/**
+ * Every queue of DESIGN.md §6 with its retry policy. Areas register processors for their own
+ * queues in workers.ts as they are built; a queue without a processor is simply not consumed.
+ */
+export const QUEUES = {
+  evals: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 } },
+  'dataset-runs': { attempts: 3, backoff: { type: 'exponential', delay: 5_000 } },
+  webhooks: { attempts: 8, backoff: { type: 'exponential', delay: 5_000 } },
+  'trace-rollup': { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
+  failures: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 } },
+  control: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 } },
+  prompts: { attempts: 5, backoff: { type: 'exponential', delay: 5_000 } },
+  anomalies: { attempts: 3, backoff: { type: 'exponential', delay: 30_000 } },
+  'audit-anchor': { attempts: 10, backoff: { type: 'exponential', delay: 60_000 } },
+  retention: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
+} as const satisfies Record<string, DefaultJobOptions>;
+
+export type QueueName = keyof typeof QUEUES;
+
+export const jobOptions = (name: QueueName): DefaultJobOptions => ({
+  ...QUEUES[name],
+  removeOnComplete: { count: 1_000 },
+  removeOnFail: { count: 10_000 },
+});

@@ -1,0 +1,42 @@
+import { Queue, Worker, type Processor } from 'bullmq';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Stores } from '../runtime.js';
+import type { Services } from '../services.js';
+import { jobOptions, type QueueName } from './queues.js';
+
+export interface Workers {
+  close(): Promise<void>;
+}
+
+interface Registration {
+  queue: QueueName;
+  processor: Processor;
+  /** Repeatable schedule (cron, UTC), when the queue runs on a clock. */
+  cron?: string;
+}
+
+function registrations(_services: Services): Registration[] {
+  return [];
+}
+
+/** Starts one BullMQ worker per registered queue; repeatable jobs are upserted so restarts never duplicate them. */
+export async function startWorkers(services: Services, stores: Stores, log: FastifyBaseLogger): Promise<Workers> {
+  const connection = { url: stores.config.redisUrl, maxRetriesPerRequest: null };
+  const prefix = stores.config.redisPrefix;
+  const opened: { close(): Promise<void> }[] = [];
+  for (const reg of registrations(services)) {
+    const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: 4 });
+    worker.on('failed', (job, err) => log.error({ queue: reg.queue, job: job?.id, err }, 'job failed'));
+    opened.push(worker);
+    if (reg.cron) {
+      const queue = new Queue(reg.queue, { connection, prefix, defaultJobOptions: jobOptions(reg.queue) });
+      await queue.upsertJobScheduler(`${reg.queue}-schedule`, { pattern: reg.cron, tz: 'UTC' });
+      opened.push(queue);
+    }
+  }
+  return {
+    async close() {
+      await Promise.all(opened.map((o) => o.close()));
+    },
+  };
+}

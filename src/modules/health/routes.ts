@@ -1,0 +1,64 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { PUBLIC } from '../../platform/access.js';
+import { metricsRegistry } from '../../platform/metrics.js';
+import type { AppDeps } from '../../app.js';
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+async function check(probe: () => Promise<unknown>): Promise<'ok' | string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      probe(),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS))),
+    ]);
+    return 'ok';
+  } catch (err) {
+    return `error: ${(err as Error).message}`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const readiness = z.object({
+  status: z.enum(['ready', 'unavailable']),
+  checks: z.object({ postgres: z.string(), redis: z.string(), clickhouse: z.string() }),
+});
+
+export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+  return async (app) => {
+    app.get('/healthz', {
+      config: { access: PUBLIC },
+      schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ok') }) } },
+      handler: async () => ({ status: 'ok' as const }),
+    });
+
+    app.get('/readyz', {
+      config: { access: PUBLIC },
+      schema: { tags: ['operations'], response: { 200: readiness, 503: readiness } },
+      handler: async (_request, reply) => {
+        const [postgres, redis, clickhouse] = await Promise.all([
+          check(() => deps.sql`select 1`),
+          check(() => deps.redis.ping()),
+          check(() => deps.ch.rows('readyz', 'SELECT 1')),
+        ]);
+        const ready = postgres === 'ok' && redis === 'ok' && clickhouse === 'ok';
+        return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis, clickhouse } });
+      },
+    });
+
+    app.get('/metrics', {
+      config: { access: PUBLIC },
+      schema: { tags: ['operations'], hide: true },
+      handler: async (_request, reply) =>
+        reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
+    });
+
+    app.get('/v1/openapi.json', {
+      config: { access: PUBLIC },
+      schema: { tags: ['operations'], hide: true },
+      handler: async () => app.swagger(),
+    });
+  };
+}

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { pageQuery } from '../../platform/cursor.js';
+import { isoDate } from '../../platform/schemas.js';
+
+export const project = z
+  .object({
+    id: z.guid(),
+    tenant_id: z.guid(),
+    name: z.string(),
+    status: z.enum(['active', 'archived']),
+    archived_at: isoDate.nullable(),
+    prompt_autoship_enabled: z.boolean(),
+    created_at: isoDate,
+    updated_at: isoDate,
+  })
+  .describe('Project');
+export type Project = z.infer<typeof project>;
+
+const projectName = z.string().trim().min(1).max(200);
+
+export const createProjectBody = z.object({ name: projectName }).strict();
+export const updateProjectBody = z
+  .object({ name: projectName.optional(), prompt_autoship_enabled: z.boolean().optional() })
+  .strict();
+export type UpdateProject = z.infer<typeof updateProjectBody>;
+
+export const listProjectsQuery = z.object({
+  ...pageQuery,
+  status: z.enum(['active', 'archived', 'all']).default('all'),
+});
+
+export const projectList = z.object({
+  projects: z.array(project),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+});

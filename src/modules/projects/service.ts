@@ -1,0 +1,85 @@
+import { decodeCursor, toPage } from '../../platform/cursor.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { toIso } from '../../platform/schemas.js';
+import { z } from 'zod';
+import type { ProjectRepository, ProjectRow, ProjectStatusFilter } from './repo.js';
+import type { Project, UpdateProject } from './schemas.js';
+
+export function toProject(row: ProjectRow): Project {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    name: row.name,
+    status: row.archived_at ? 'archived' : 'active',
+    archived_at: toIso(row.archived_at),
+    prompt_autoship_enabled: row.prompt_autoship_enabled,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const projectCursor = z.object({ id: z.guid() });
+
+export class ProjectService {
+  constructor(private readonly repo: ProjectRepository) {}
+
+  async create(tenantId: string, name: string): Promise<Project> {
+    return toProject(await this.repo.insert(tenantId, newId(), name));
+  }
+
+  async get(tenantId: string, id: string): Promise<Project> {
+    const row = await this.repo.find(tenantId, id);
+    if (!row) throw notFound('project');
+    return toProject(row);
+  }
+
+  async firstActive(tenantId: string): Promise<Project> {
+    const row = await this.repo.firstActive(tenantId);
+    if (!row) throw new AppError(409, 'no_active_project', 'the tenant has no active project');
+    return toProject(row);
+  }
+
+  async list(tenantId: string, status: ProjectStatusFilter, limit: number, cursor: string | undefined) {
+    const after = cursor ? decodeCursor(cursor, projectCursor).id : null;
+    const rows = await this.repo.list(tenantId, status, after, limit + 1);
+    const page = toPage(rows, limit, (last) => ({ id: last.id }));
+    return { projects: page.items.map(toProject), has_more: page.has_more, next_cursor: page.next_cursor };
+  }
+
+  async update(tenantId: string, id: string, patch: UpdateProject): Promise<Project> {
+    const row = await this.repo.update(tenantId, id, patch);
+    if (!row) throw notFound('project');
+    return toProject(row);
+  }
+
+  async archive(tenantId: string, id: string): Promise<Project> {
+    const { row, lastActive } = await this.repo.archiveUnlessLast(tenantId, id);
+    if (!row) throw notFound('project');
+    if (lastActive) {
+      throw new AppError(409, 'error.project.cannot_archive_last', 'the last active project of a tenant cannot be archived');
+    }
+    return toProject(row);
+  }
+
+  async unarchive(tenantId: string, id: string): Promise<Project> {
+    const row = await this.repo.unarchive(tenantId, id);
+    if (!row) throw notFound('project');
+    return toProject(row);
+  }
+
+  /**
+   * The project an ingest request writes to: the one named in the body, else the key's default.
+   * Refuses archived projects with the spec's 403 and another tenant's project with 404.
+   */
+  async resolveForIngest(tenantId: string, requested: string | undefined, keyDefault: string | null): Promise<ProjectRow> {
+    const id = requested ?? keyDefault;
+    if (!id) throw new AppError(422, 'validation_error', 'project_id is required when ingesting with a session token', {
+      details: [{ path: 'body.project_id', message: 'required' }],
+    });
+    const row = await this.repo.find(tenantId, id);
+    if (!row) throw notFound('project');
+    if (row.archived_at) throw new AppError(403, 'error.project.archived', 'the project is archived; ingest is suspended until it is unarchived');
+    return row;
+  }
+}

@@ -1,0 +1,68 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError } from './errors.js';
+
+interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+function valueAt(root: unknown, path: string[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * 422 when a required field is missing; 400 when the request is malformed or a value has the
+ * wrong type or shape (DESIGN.md §3). Each problem names the field path.
+ */
+function validationError(error: FastifyError, request: FastifyRequest): AppError {
+  const context = (error as { validationContext?: string }).validationContext ?? 'body';
+  const source = { body: request.body, querystring: request.query, params: request.params, headers: request.headers }[
+    context
+  ];
+  const issues = hasZodFastifySchemaValidationErrors(error) ? error.validation : [];
+  const problems: FieldProblem[] = [];
+  let missing = false;
+  for (const issue of issues) {
+    const segments = issue.instancePath.split('/').filter(Boolean);
+    const path = [context === 'querystring' ? 'query' : context, ...segments].join('.');
+    if (issue.keyword === 'invalid_type' && valueAt(source, segments) === undefined && segments.length > 0) missing = true;
+    problems.push({ path, message: issue.message ?? 'invalid value' });
+  }
+  const summary = problems.map((p) => `${p.path}: ${p.message}`).join('; ') || error.message;
+  return missing
+    ? new AppError(422, 'validation_error', summary, { details: problems })
+    : new AppError(400, 'bad_request', summary, { details: problems });
+}
+
+/** Maps Fastify's own errors (parser, limits) onto our codes; anything unknown becomes a hidden 500. */
+function fromFastifyError(error: FastifyError, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error;
+  if (error.validation) return validationError(error, request);
+  const status = error.statusCode ?? 500;
+  if (status === 413) return new AppError(413, 'payload_too_large', 'request body exceeds the size limit');
+  if (status === 415) return new AppError(415, 'unsupported_media_type', error.message);
+  if (status >= 400 && status < 500) return new AppError(status, 'bad_request', error.message);
+  return new AppError(500, 'internal_error', 'internal server error');
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = fromFastifyError(error, request);
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.warn({ code: appError.code, status: appError.status }, appError.message);
+    return reply
+      .status(appError.status)
+      .headers(appError.headers)
+      .type('application/json')
+      .send({ error: appError.message, code: appError.code, request_id: request.id, ...appError.extra });
+  });
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    reply.status(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found`, code: 'not_found', request_id: request.id }),
+  );
+}

@@ -1,0 +1,45 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * One registry per process. Store timings are recorded from the store wrappers, which know
+ * nothing of the app instance, so the registry is module-level rather than per app.
+ */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry });
+
+export const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP request latency by route and status',
+  labelNames: ['method', 'route', 'status_code'] as const,
+  buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [metricsRegistry],
+});
+
+const storeCallDuration = new Histogram({
+  name: 'store_call_duration_seconds',
+  help: 'Latency of calls to Postgres, Redis and ClickHouse by operation',
+  labelNames: ['store', 'op'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+  registers: [metricsRegistry],
+});
+
+const storeCallErrors = new Counter({
+  name: 'store_call_errors_total',
+  help: 'Failed calls to Postgres, Redis and ClickHouse by operation',
+  labelNames: ['store', 'op'] as const,
+  registers: [metricsRegistry],
+});
+
+export type StoreName = 'postgres' | 'redis' | 'clickhouse';
+
+export async function observeStoreCall<T>(store: StoreName, op: string, call: () => Promise<T>): Promise<T> {
+  const end = storeCallDuration.startTimer({ store, op });
+  try {
+    return await call();
+  } catch (err) {
+    storeCallErrors.inc({ store, op });
+    throw err;
+  } finally {
+    end();
+  }
+}

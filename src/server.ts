@@ -1,0 +1,49 @@
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { startWorkers } from './jobs/workers.js';
+import { openStores } from './runtime.js';
+
+/**
+ * Process entry. LOOPTRACE_ROLE=api serves HTTP, =worker runs queues, =all (default) both.
+ * Embedded ClickHouse belongs to one process, so embedded mode must run as `all`.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.clickhouse.url && config.role !== 'all') {
+    throw new Error('embedded ClickHouse (no CLICKHOUSE_URL) runs in one process: use LOOPTRACE_ROLE=all');
+  }
+  const stores = await openStores(config, { migrate: true });
+  const app = await buildApp(stores);
+  const workers = config.role === 'api' ? undefined : await startWorkers(app.services, stores, app.log);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: draining HTTP, then workers, then stores');
+    const force = setTimeout(() => process.exit(1), 30_000).unref();
+    try {
+      await app.close(); // stops accepting, waits for in-flight requests (and their group commits)
+      await workers?.close();
+      await stores.close();
+      clearTimeout(force);
+      process.exit(0);
+    } catch (err) {
+      app.log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  if (config.role !== 'worker') {
+    await app.listen({ port: config.port, host: config.host });
+  } else {
+    await app.ready();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
