@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from './app.js';
 import { apiKeyRoutes } from './modules/apikeys/routes.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { ingestRoutes } from './modules/ingest/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
+import { meRoutes } from './modules/me/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
@@ -9,4 +12,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(healthRoutes(deps));
   await app.register(projectRoutes);
   await app.register(apiKeyRoutes);
+  await app.register(auditRoutes);
+  await app.register(ingestRoutes);
+  await app.register(meRoutes);
 }

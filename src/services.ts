@@ -1,11 +1,20 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
+import { GroupCommitBatcher } from './modules/ingest/batcher.js';
+import { PriceBook } from './modules/ingest/price-book.js';
+import { ingestRepository } from './modules/ingest/repo.js';
+import { IngestService } from './modules/ingest/service.js';
 import { apiKeyRepository } from './modules/apikeys/repo.js';
 import { ApiKeyService } from './modules/apikeys/service.js';
+import { auditLogRepository } from './modules/audit/repo.js';
+import { AuditService } from './modules/audit/service.js';
+import { userRepository } from './modules/me/repo.js';
+import { MeService } from './modules/me/service.js';
 import { projectRepository } from './modules/projects/repo.js';
 import { ProjectService } from './modules/projects/service.js';
 import { tenantRepository } from './modules/tenants/repo.js';
 import { TenantService } from './modules/tenants/service.js';
+import { createAuditAnchorService } from './platform/audit/anchor.js';
 import type { Authenticator } from './platform/auth.js';
 import type { ClickHouseStore } from './stores/clickhouse.js';
 import type { Sql } from './stores/pg.js';
@@ -24,7 +33,21 @@ export function buildServices(deps: ServiceDeps) {
   const projects = new ProjectService(projectRepo);
   const apiKeys = new ApiKeyService(apiKeyRepository(deps.sql), projects, deps.authenticator);
   const tenants = new TenantService(deps.sql, tenantRepository(deps.sql), projectRepo, apiKeys, deps.authenticator);
-  return { projects, apiKeys, tenants };
+  const me = new MeService(userRepository(deps.sql), tenants);
+  const auditAnchors = createAuditAnchorService(deps.sql, deps.config);
+  const audit = new AuditService(deps.sql, auditLogRepository(deps.sql), auditAnchors);
+  const ingestRepo = ingestRepository(deps.sql);
+  const prices = new PriceBook(ingestRepo);
+  // Spans first: a trace row must never be visible without its spans.
+  const batcher = new GroupCommitBatcher(
+    async (batch) => {
+      await deps.ch.insert('spans', batch.spans);
+      await deps.ch.insert('traces', batch.traces);
+    },
+    { maxRows: deps.config.ingest.flushRows, maxWaitMs: deps.config.ingest.flushMs, maxConcurrentWrites: deps.ch.embedded ? 1 : 4 },
+  );
+  const ingest = new IngestService(ingestRepo, projects, deps.ch, batcher, prices);
+  return { projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -1,0 +1,184 @@
+import type { AuthContext } from '../../platform/auth.js';
+import { AppError, unavailable } from '../../platform/errors.js';
+import { PLANS } from '../../platform/plans.js';
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { ProjectService } from '../projects/service.js';
+import type { GroupCommitBatcher } from './batcher.js';
+import { normalizeTrace, type FieldProblem, type NormalizedTrace } from './normalize.js';
+import type { PriceBook } from './price-book.js';
+import type { IngestRepository, Reservation } from './repo.js';
+import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
+
+interface Candidate {
+  index: number;
+  normalized: NormalizedTrace;
+}
+
+const quotaExceeded = (quota: number | null) =>
+  new AppError(402, 'trace_quota_exceeded', `monthly trace quota of ${quota} traces is exhausted`, { required_plan: 'pro' });
+
+function issuesToProblems(issues: readonly { path: PropertyKey[]; message: string; code: string }[], raw: unknown) {
+  let missing = false;
+  const problems = issues.map((i) => {
+    let node: unknown = raw;
+    for (const key of i.path) node = node !== null && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined;
+    if (i.code === 'invalid_type' && node === undefined && i.path.length > 0) missing = true;
+    return { path: i.path.map(String).join('.'), message: i.message };
+  });
+  return { missing, problems };
+}
+
+function failedItem(index: number, id: string | null, status: number, code: string, error: string): BatchItemResult {
+  return { index, id, status, code, error };
+}
+
+export class IngestService {
+  constructor(
+    private readonly repo: IngestRepository,
+    private readonly projects: ProjectService,
+    private readonly ch: ClickHouseStore,
+    private readonly batcher: GroupCommitBatcher,
+    private readonly prices: PriceBook,
+  ) {}
+
+  /** POST /v1/ingest: one trace, answered only after its rows are committed in ClickHouse. */
+  async ingestOne(auth: AuthContext, body: TraceInput): Promise<{ id: string; span_count: number }> {
+    const project = await this.projects.resolveForIngest(auth.tenantId, body.project_id, auth.defaultProjectId);
+    const now = Date.now();
+    const normalized = normalizeTrace(body, { tenantId: auth.tenantId, projectId: project.id, prices: await this.prices.forTenant(auth.tenantId), now });
+    if (Array.isArray(normalized)) throw this.invalid(normalized);
+    const reservation = await this.reserve(auth, project.id, [normalized], new Date(now));
+    if (reservation.duplicates.length > 0) throw new AppError(409, 'trace_exists', `trace ${normalized.trace.id} already exists`);
+    if (reservation.overQuota.length > 0) throw quotaExceeded(PLANS[auth.plan].tracesPerMonth);
+    await this.commit(auth.tenantId, [normalized], new Date(now));
+    return { id: normalized.trace.id, span_count: normalized.spans.length };
+  }
+
+  /** POST /v1/ingest/batch: every item validated and reserved on its own; one group commit for all. */
+  async ingestBatch(auth: AuthContext, items: readonly unknown[]): Promise<{ status: number; results: BatchItemResult[] }> {
+    const results: BatchItemResult[] = new Array(items.length);
+    const now = Date.now();
+    const prices = await this.prices.forTenant(auth.tenantId);
+    const byProject = new Map<string, Candidate[]>();
+    const projectErrors = new Map<string, AppError>();
+
+    for (const [index, raw] of items.entries()) {
+      const parsed = traceInput.safeParse(raw);
+      if (!parsed.success) {
+        const { missing, problems } = issuesToProblems(parsed.error.issues, raw);
+        const message = problems.map((p) => `traces.${index}.${p.path}: ${p.message}`).join('; ');
+        results[index] = failedItem(index, null, missing ? 422 : 400, missing ? 'validation_error' : 'bad_request', message);
+        continue;
+      }
+      const projectKey = parsed.data.project_id ?? auth.defaultProjectId ?? '';
+      if (!projectErrors.has(projectKey) && !byProject.has(projectKey)) {
+        try {
+          await this.projects.resolveForIngest(auth.tenantId, parsed.data.project_id, auth.defaultProjectId);
+          byProject.set(projectKey, []);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          projectErrors.set(projectKey, err);
+        }
+      }
+      const projectError = projectErrors.get(projectKey);
+      if (projectError) {
+        results[index] = failedItem(index, parsed.data.id ?? null, projectError.status, projectError.code, projectError.message);
+        continue;
+      }
+      const normalized = normalizeTrace(parsed.data, { tenantId: auth.tenantId, projectId: projectKey, prices, now });
+      if (Array.isArray(normalized)) {
+        const message = normalized.map((p) => `traces.${index}.${p.path}: ${p.message}`).join('; ');
+        results[index] = failedItem(index, parsed.data.id ?? null, 400, 'bad_request', message);
+        continue;
+      }
+      byProject.get(projectKey)!.push({ index, normalized });
+    }
+
+    const accepted: Candidate[] = [];
+    for (const [projectId, candidates] of byProject) {
+      const seen = new Set<string>();
+      const unique = candidates.filter((c) => {
+        const dup = seen.has(c.normalized.trace.id);
+        seen.add(c.normalized.trace.id);
+        if (dup) results[c.index] = failedItem(c.index, c.normalized.trace.id, 409, 'trace_exists', 'trace id repeated in this batch');
+        return !dup;
+      });
+      if (unique.length === 0) continue;
+      const reservation = await this.reserve(auth, projectId, unique.map((c) => c.normalized), new Date(now));
+      const duplicates = new Set(reservation.duplicates);
+      const overQuota = new Set(reservation.overQuota);
+      for (const c of unique) {
+        const id = c.normalized.trace.id;
+        if (duplicates.has(id)) results[c.index] = failedItem(c.index, id, 409, 'trace_exists', `trace ${id} already exists`);
+        else if (overQuota.has(id)) {
+          const err = quotaExceeded(PLANS[auth.plan].tracesPerMonth);
+          results[c.index] = failedItem(c.index, id, err.status, err.code, err.message);
+        } else accepted.push(c);
+      }
+    }
+
+    if (accepted.length > 0) {
+      await this.commit(auth.tenantId, accepted.map((c) => c.normalized), new Date(now));
+      for (const c of accepted) results[c.index] = { index: c.index, id: c.normalized.trace.id, status: 201 };
+    }
+    return { status: batchStatus(results), results };
+  }
+
+  private invalid(problems: FieldProblem[]): AppError {
+    return new AppError(400, 'bad_request', problems.map((p) => `body.${p.path}: ${p.message}`).join('; '), {
+      details: problems.map((p) => ({ path: `body.${p.path}`, message: p.message })),
+    });
+  }
+
+  /**
+   * Reserves ids in the registry. A duplicate whose registry row is old and whose trace is absent
+   * from ClickHouse is the orphan of a write that never finished: it is claimed again, not a 409.
+   */
+  private async reserve(auth: AuthContext, projectId: string, traces: readonly NormalizedTrace[], now: Date): Promise<Reservation> {
+    const quota = PLANS[auth.plan].tracesPerMonth;
+    const entries = traces.map((t) => ({ traceId: t.trace.id, startedAtMs: t.startedAtMs }));
+    const first = await this.repo.reserve(auth.tenantId, projectId, entries, quota, now);
+    if (first.duplicates.length === 0) return first;
+    const stale = await this.repo.staleRegistrations(auth.tenantId, first.duplicates);
+    if (stale.length === 0) return first;
+    const stored = new Set(
+      (
+        await this.ch.rows<{ id: string }>(
+          'ingest.orphan_check',
+          'SELECT id FROM traces WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
+          { tenant: auth.tenantId, ids: stale },
+        )
+      ).map((r) => r.id),
+    );
+    const orphans = stale.filter((id) => !stored.has(id));
+    if (orphans.length === 0) return first;
+    await this.repo.forget(auth.tenantId, orphans);
+    const retry = await this.repo.reserve(auth.tenantId, projectId, entries.filter((e) => orphans.includes(e.traceId)), quota, now);
+    const reclaimed = new Set(orphans);
+    return {
+      accepted: [...first.accepted, ...retry.accepted],
+      duplicates: [...first.duplicates.filter((id) => !reclaimed.has(id)), ...retry.duplicates],
+      overQuota: [...first.overQuota, ...retry.overQuota],
+    };
+  }
+
+  /** Group-commits the rows; on failure the reservations are released and nothing is acknowledged. */
+  private async commit(tenantId: string, traces: readonly NormalizedTrace[], now: Date): Promise<void> {
+    try {
+      await this.batcher.submit(
+        traces.map((t) => t.trace),
+        traces.flatMap((t) => t.spans),
+      );
+    } catch (err) {
+      await this.repo.release(tenantId, traces.map((t) => t.trace.id), now).catch(() => {});
+      throw Object.assign(unavailable('the trace store did not accept the write; retry later', 2), { cause: err });
+    }
+  }
+}
+
+/** 201 all created, 409 all duplicates, one shared failure status when all failed alike, else 207. */
+export function batchStatus(results: readonly BatchItemResult[]): number {
+  const statuses = new Set(results.map((r) => r.status));
+  if (statuses.size === 1) return results[0]!.status;
+  return 207;
+}

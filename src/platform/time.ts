@@ -1,0 +1,33 @@
+/** Nanosecond-exact timestamps: OTLP carries nanoseconds and must round-trip unchanged. */
+
+const NS_PER_MS = 1_000_000n;
+
+/** ISO 8601 with any fractional precision and offset → nanoseconds since the epoch. */
+export function isoToNanos(iso: string): bigint {
+  const match = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})$/i.exec(iso);
+  if (!match) throw new RangeError(`not an ISO 8601 date-time: ${iso}`);
+  const wholeSeconds = Date.parse(`${match[1]}${match[3]}`);
+  if (Number.isNaN(wholeSeconds)) throw new RangeError(`not an ISO 8601 date-time: ${iso}`);
+  const fraction = BigInt((match[2] ?? '').padEnd(9, '0').slice(0, 9));
+  return BigInt(wholeSeconds) * NS_PER_MS + fraction;
+}
+
+export const nanosToMillis = (ns: bigint): number => Number(ns / NS_PER_MS);
+export const millisToNanos = (ms: number): bigint => BigInt(Math.trunc(ms)) * NS_PER_MS;
+
+/** ClickHouse DateTime64(9) literal in UTC: `YYYY-MM-DD hh:mm:ss.nnnnnnnnn`. */
+export function nanosToClickHouse(ns: bigint): string {
+  const ms = ns / NS_PER_MS;
+  const base = new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ');
+  const fraction = (((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n).toString().padStart(9, '0');
+  return `${base}.${fraction}`;
+}
+
+export const millisToClickHouse = (ms: number): string => new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+
+/** ClickHouse `YYYY-MM-DD hh:mm:ss[.fff…]` (UTC) → ISO 8601 with milliseconds. */
+export function clickHouseToIso(value: string): string {
+  const [date, time = '00:00:00'] = value.split(' ');
+  const [clock, fraction = ''] = time.split('.');
+  return `${date}T${clock}.${fraction.padEnd(3, '0').slice(0, 3)}Z`;
+}
