@@ -15,8 +15,19 @@ interface Registration {
   cron?: string;
 }
 
-function registrations(_services: Services): Registration[] {
-  return [];
+function registrations(services: Services): Registration[] {
+  return [
+    {
+      queue: 'audit-anchor',
+      cron: '15 0 * * *',
+      // Idempotent: anchored (tenant, day) pairs are skipped; a failure (e.g. a broken chain) fails the job loudly.
+      processor: async () => {
+        const run = await services.auditAnchors.anchorYesterdayForAllTenants();
+        if (run.failures.length > 0) throw new Error(`audit anchoring of ${run.date} failed for ${JSON.stringify(run.failures)}`);
+        return { date: run.date, anchored: run.anchors.length };
+      },
+    },
+  ];
 }
 
 /** Starts one BullMQ worker per registered queue; repeatable jobs are upserted so restarts never duplicate them. */

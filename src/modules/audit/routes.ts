@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ALL_ROLES, ANY_TOKEN, PUBLIC, requireAuth, type AccessPolicy } from '../../platform/access.js';
+import { badRequest } from '../../platform/errors.js';
+import { auditAnchorView, auditLogPage, chainVerification, listAuditLogQuery, publicKeyView, verifyAnchorQuery } from './schemas.js';
+
+// Viewer and above may read the audit log (spec); it is outside the `query` scope, hence 'admin'.
+const auditReader: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'admin' };
+
+export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
+  const audit = app.services.audit;
+
+  app.get('/v1/audit-log', {
+    config: { access: auditReader },
+    schema: { tags: ['audit'], querystring: listAuditLogQuery, response: { 200: auditLogPage } },
+    handler: async (request) => audit.list(requireAuth(request).tenantId, request.query),
+  });
+
+  app.get('/v1/audit-log/verify', {
+    config: { access: auditReader },
+    schema: { tags: ['audit'], response: { 200: chainVerification } },
+    handler: async (request) => audit.verifyChain(requireAuth(request).tenantId),
+  });
+
+  app.get('/v1/audit/verify', {
+    config: { access: PUBLIC },
+    schema: { tags: ['audit'], security: [], querystring: verifyAnchorQuery, response: { 200: auditAnchorView } },
+    // The spec gives this endpoint one error response: any bad or missing parameter is a 400,
+    // not the 422 that a missing field gets elsewhere.
+    attachValidation: true,
+    handler: async (request) => {
+      if (request.validationError) throw badRequest('bad_request', request.validationError.message);
+      const { tenant_id, date, expected_head_hash } = request.query;
+      return audit.verifyAnchor(tenant_id, date, expected_head_hash);
+    },
+  });
+
+  app.get('/v1/audit/public-key', {
+    config: { access: PUBLIC },
+    schema: { tags: ['audit'], security: [], response: { 200: publicKeyView } },
+    handler: async () => audit.publicKey(),
+  });
+};

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import type { AuditAnchorRow, AuditAnchorService } from '../../platform/audit/anchor.js';
+import { verifyChain, type AuditRow, type ChainVerification } from '../../platform/audit/chain.js';
+import { decodeCursor, toPage } from '../../platform/cursor.js';
+import type { Sql } from '../../stores/pg.js';
+import type { AuditLogRepository } from './repo.js';
+import type { AuditAnchorView, AuditEntryView, ListAuditLogQuery } from './schemas.js';
+
+const auditCursor = z.object({ seq: z.number().int().positive() });
+
+export function toAuditEntry(row: AuditRow): AuditEntryView {
+  return {
+    seq: row.seq,
+    id: row.id,
+    created_at: row.created_at.toISOString(),
+    actor_type: row.actor_type,
+    actor_id: row.actor_id,
+    action: row.action,
+    resource_type: row.resource_type,
+    resource_id: row.resource_id,
+    request_id: row.request_id,
+    details: row.details,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
+  };
+}
+
+/** The public verification answer; an unknown tenant or day is "not verified", never an error. */
+export function toAnchorView(date: string, anchor: AuditAnchorRow | undefined, expectedHeadHash?: string): AuditAnchorView {
+  const matches = expectedHeadHash === undefined ? {} : { hash_matches: anchor?.head_hash === expectedHeadHash };
+  if (!anchor) {
+    return { verified: false, date, head_hash: null, row_count: null, s3_key: null, anchored_at: null, ...matches, signature: null, key_id: null };
+  }
+  return {
+    verified: true,
+    date: anchor.date,
+    head_hash: anchor.head_hash,
+    row_count: anchor.row_count,
+    s3_key: anchor.s3_key,
+    anchored_at: anchor.anchored_at.toISOString(),
+    ...matches,
+    signature: anchor.signature,
+    key_id: anchor.key_id,
+  };
+}
+
+export class AuditService {
+  constructor(
+    private readonly sql: Sql,
+    private readonly repo: AuditLogRepository,
+    private readonly anchors: AuditAnchorService,
+  ) {}
+
+  async list(tenantId: string, query: ListAuditLogQuery) {
+    const beforeSeq = query.cursor ? decodeCursor(query.cursor, auditCursor).seq : null;
+    const rows = await this.repo.list(
+      tenantId,
+      { beforeSeq, from: query.from ? new Date(query.from) : null, to: query.to ? new Date(query.to) : null },
+      query.limit + 1,
+    );
+    const page = toPage(rows, query.limit, (last) => ({ seq: last.seq }));
+    return { entries: page.items.map(toAuditEntry), has_more: page.has_more, next_cursor: page.next_cursor };
+  }
+
+  verifyChain(tenantId: string): Promise<ChainVerification> {
+    return verifyChain(this.sql, tenantId);
+  }
+
+  async verifyAnchor(tenantId: string, date: string, expectedHeadHash?: string): Promise<AuditAnchorView> {
+    return toAnchorView(date, await this.anchors.find(tenantId, date), expectedHeadHash);
+  }
+
+  async publicKey() {
+    const key = await this.anchors.signingKey();
+    return { key_id: key.keyId, algorithm: 'Ed25519' as const, public_key_pem: key.publicKeyPem };
+  }
+}
