@@ -1,0 +1,23 @@
+# Looptrace API / worker image. One image, two roles (LOOPTRACE_ROLE=api|worker), see docker-compose.yml.
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+# Build with the dev dependencies, then drop them so the runtime stage copies production ones only.
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-slim
+ENV NODE_ENV=production LOOPTRACE_DATA_DIR=/app/data PORT=8080
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Migration files are read at start-up (the server migrates, serialised by a Postgres advisory lock).
+COPY sql ./sql
+COPY clickhouse ./clickhouse
+RUN mkdir -p /app/data/audit-anchors && chown -R node:node /app/data
+USER node
+EXPOSE 8080
+CMD ["node", "dist/server.js"]

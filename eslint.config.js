@@ -1,0 +1,30 @@
+// Flat config: @eslint/js and typescript-eslint recommended rules over the whole repository.
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  // bench/.data/ holds generated benchmark inputs (gitignored), not source.
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/.data/'] },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      // `_`-prefixed names mark deliberately unused parameters and destructured leftovers.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+      // Input validation here matches control characters on purpose (e.g. rejecting \x00-\x1f in ids).
+      'no-control-regex': 'off',
+    },
+  },
+  {
+    // Plain JS files (configs, bench scripts) run on Node; TypeScript files get globals from tsc.
+    files: ['**/*.{js,mjs,cjs}'],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly' },
+    },
+  },
+);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `npm start` on a fresh clone: dependencies, Postgres + Redis, build, migrations, then the server
+# (LOOPTRACE_ROLE=all by default: API and workers in one process, as embedded ClickHouse requires).
+# Variables in ./.env, when present, are exported first (see .env.example).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ -f .env ]]; then
+  set -a
+  # shellcheck disable=SC1091
+  source .env
+  set +a
+fi
+
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+  { echo "start.sh: Looptrace needs Node.js >= 20.19 (found $(node -v))" >&2; exit 1; }
+# npm writes node_modules/.package-lock.json on every install: older than the lock file = stale.
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  npm ci --no-audit --no-fund
+fi
+
+bash scripts/services.sh
+npm run -s build
+echo "migrations applied: $(node dist/cli.js migrate)"
+
+port="${PORT:-8080}"
+cat <<EOF_HELP
+
+Looptrace is starting on http://localhost:$port  (GET /healthz, /readyz, /metrics, /v1/openapi.json)
+In another terminal, from this directory:
+  create a tenant (prints tenant_id, project_id and its first API key, shown once):
+    npx looptrace tenants create --name Acme --plan pro      # or: node dist/cli.js tenants create ...
+  list its projects:
+    curl -H "Authorization: Bearer <api_key>" http://localhost:$port/v1/projects
+  a development session token for dashboard-only routes:
+    npx looptrace sessions mint --tenant <tenant_id> --role owner
+EOF_HELP
+
+exec node dist/server.js

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `npm test` on a fresh clone: dependencies, Postgres + Redis, typecheck, lint, the whole vitest suite.
+# Tests use TEST_DATABASE_URL (default database looptrace_test) and TEST_REDIS_URL, never DATABASE_URL,
+# so running them next to a dev server does not touch its data. Extra arguments go to vitest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+  { echo "test.sh: Looptrace needs Node.js >= 20.19 (found $(node -v))" >&2; exit 1; }
+# npm writes node_modules/.package-lock.json on every install: older than the lock file = stale.
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  npm ci --no-audit --no-fund
+fi
+
+DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/looptrace_test}" \
+  REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/0}" \
+  bash scripts/services.sh
+npm run -s typecheck
+npm run -s lint
+exec npx vitest run "$@"
