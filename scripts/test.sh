@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
   { echo "test.sh: Looptrace needs Node.js >= 20.19 (found $(node -v))" >&2; exit 1; }
 # npm writes node_modules/.package-lock.json on every install: older than the lock file = stale.
+# `npm install`, not `npm ci`: the registry reachable here lacks other platforms' optional packages
+# (@chdb/lib-darwin-*, ...), so the lock cannot list them and `npm ci` rejects it as out of sync.
+# With the lock in sync, `npm install` installs exactly the locked versions and leaves it untouched.
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
 fi
 
 DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/looptrace_test}" \
