@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
@@ -8,6 +8,7 @@ import { registerAuditTrail } from './platform/audit/hook.js';
 import { Authenticator } from './platform/auth.js';
 import { registerErrorHandling } from './platform/http-errors.js';
 import { newId } from './platform/ids.js';
+import { registerJsonBodyParser } from './platform/json-body.js';
 import { httpRequestDuration } from './platform/metrics.js';
 import { RateLimiter } from './platform/ratelimit.js';
 import { buildServices, type Services } from './services.js';
@@ -21,6 +22,8 @@ export interface AppDeps {
   redis: Redis;
   ch: ClickHouseStore;
   logger?: FastifyServerOptions['logger'];
+  /** Sees every route as it is registered (the route-policy test walks them with it). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export type App = FastifyInstance;
@@ -54,9 +57,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+  registerJsonBodyParser(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -7,6 +7,7 @@ import { AppError } from './errors.js';
 import { newId } from './ids.js';
 import { observeStoreCall } from './metrics.js';
 import type { PlanName } from './plans.js';
+import { storableText } from './schemas.js';
 
 export type TokenKind = 'apikey' | 'session';
 export type Role = 'owner' | 'member' | 'viewer';
@@ -55,13 +56,14 @@ class TtlCache<V> {
   }
 }
 
+// Claims are written to the users table, so they must be text Postgres can store.
 const sessionClaims = z.object({
-  sub: z.string().min(1).max(255),
+  sub: storableText(z.string().min(1).max(255)),
   tenant_id: z.guid(),
   role: z.enum(['owner', 'member', 'viewer']),
-  email: z.string().max(320).optional(),
-  given_name: z.string().max(200).optional(),
-  family_name: z.string().max(200).optional(),
+  email: storableText(z.string().max(320)).optional(),
+  given_name: storableText(z.string().max(200)).optional(),
+  family_name: storableText(z.string().max(200)).optional(),
 });
 
 const unauthorized = (message: string) => new AppError(401, 'unauthorized', message);

@@ -60,6 +60,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
       .status(appError.status)
       .headers(appError.headers)
       .type('application/json')
+      // Plain JSON, not the route's response schema for this status: an error body that failed a
+      // route's 4xx schema would turn a refusal into a 500 without our error shape.
+      .serializer(JSON.stringify)
       .send({ error: appError.message, code: appError.code, request_id: request.id, ...appError.extra });
   });
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SignJWT } from 'jose';
-import { buildApp, type App } from '../../src/app.js';
+import { buildApp, type App, type AppDeps } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { PlanName } from '../../src/platform/plans.js';
 import { openStores, type Stores } from '../../src/runtime.js';
@@ -16,10 +16,13 @@ export interface TestContext {
 // One embedded ClickHouse data directory per test process (chDB allows one per process).
 const processDataDir = mkdtempSync(path.join(tmpdir(), `looptrace-test-${process.pid}-`));
 
-export async function startApp(env: Record<string, string> = {}): Promise<TestContext> {
+export async function startApp(
+  env: Record<string, string> = {},
+  options: Pick<AppDeps, 'onRoute'> = {},
+): Promise<TestContext> {
   const config = loadConfig({ ...process.env, LOOPTRACE_DATA_DIR: processDataDir, ...env });
   const stores = await openStores(config, { migrate: true });
-  const app = await buildApp({ ...stores, logger: false });
+  const app = await buildApp({ ...stores, logger: false, ...options });
   await app.ready();
   return {
     app,

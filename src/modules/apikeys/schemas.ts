@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDate } from '../../platform/schemas.js';
+import { isoDate, storableText } from '../../platform/schemas.js';
 
 export const KNOWN_SCOPES = ['query'] as const;
 
@@ -23,7 +23,7 @@ export type ApiKey = z.infer<typeof apiKey>;
 
 export const createApiKeyBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: storableText(z.string().trim().min(1).max(200)),
     scopes: z.array(z.enum(KNOWN_SCOPES)).max(KNOWN_SCOPES.length).optional(),
     project_id: z.guid().optional().describe('Default project for ingest with this key; the first active project when omitted'),
   })

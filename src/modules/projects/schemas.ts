@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
-import { isoDate } from '../../platform/schemas.js';
+import { isoDate, storableText } from '../../platform/schemas.js';
 
 export const project = z
   .object({
@@ -16,7 +16,7 @@ export const project = z
   .describe('Project');
 export type Project = z.infer<typeof project>;
 
-const projectName = z.string().trim().min(1).max(200);
+const projectName = storableText(z.string().trim().min(1).max(200));
 
 export const createProjectBody = z.object({ name: projectName }).strict();
 export const updateProjectBody = z

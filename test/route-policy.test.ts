@@ -1,0 +1,102 @@
+import Fastify, { type RouteOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_ROLES, ANY_TOKEN, PUBLIC, WRITERS, assertRouteHasPolicy, type AccessPolicy } from '../src/platform/access.js';
+import type { TestContext } from './helpers/app.js';
+import { MUTATING_METHODS, startAppWithRoutes, type RegisteredRoute } from './helpers/routes.js';
+
+/** The only routes reachable without a credential (DESIGN.md §3, §7; spec Authentication rule 1). */
+const PUBLIC_ALLOWLIST = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/audit/verify', '/v1/audit/public-key']);
+
+let ctx: TestContext;
+let routes: RegisteredRoute[];
+beforeAll(async () => {
+  ({ ctx, routes } = await startAppWithRoutes());
+});
+afterAll(async () => ctx?.close());
+
+const label = (r: RegisteredRoute) => `${r.method} ${r.url}`;
+
+describe('every registered route', () => {
+  it('was seen by the walk, including the routes this suite knows exist', () => {
+    const seen = new Set(routes.map(label));
+    for (const known of ['GET /healthz', 'GET /v1/projects', 'POST /v1/projects', 'DELETE /v1/apikeys/:id', 'GET /v1/me']) {
+      expect(seen, known).toContain(known);
+    }
+    // The walk sees what the app serves.
+    for (const r of routes) expect(ctx.app.hasRoute({ method: r.method as 'GET', url: r.url }), label(r)).toBe(true);
+  });
+
+  it('declares an access policy', () => {
+    expect(routes.filter((r) => !r.access).map(label)).toEqual([]);
+  });
+
+  it('names at least one token kind and role when not public', () => {
+    const bad = routes.filter((r) => r.access && !r.access.public && (r.access.tokens.length === 0 || r.access.roles.length === 0));
+    expect(bad.map(label)).toEqual([]);
+  });
+
+  it("is scope 'write' with an audit action when it changes state", () => {
+    const bad = routes.filter(
+      (r) => MUTATING_METHODS.has(r.method) && !(r.access?.scope === 'write' && typeof r.access.audit === 'string' && r.access.audit.length > 0),
+    );
+    expect(bad.map(label)).toEqual([]);
+  });
+
+  it('is public only if it is on the allowlist, and then only for reads', () => {
+    const publicRoutes = routes.filter((r) => r.access?.public);
+    expect(publicRoutes.filter((r) => !PUBLIC_ALLOWLIST.has(r.url)).map(label)).toEqual([]);
+    expect(publicRoutes.filter((r) => MUTATING_METHODS.has(r.method)).map(label)).toEqual([]);
+  });
+
+  it('lets no viewer write', () => {
+    const bad = routes.filter((r) => MUTATING_METHODS.has(r.method) && r.access?.roles.includes('viewer'));
+    expect(bad.map(label)).toEqual([]);
+  });
+
+  it('refuses every non-public route without a credential (401), before any handler runs', async () => {
+    const guarded = routes.filter((r) => !r.access?.public);
+    expect(guarded.length).toBeGreaterThan(0);
+    for (const r of guarded) {
+      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, '00000000-0000-4000-8000-000000000000');
+      const res = await ctx.app.inject({ method: r.method as 'GET', url, ...(MUTATING_METHODS.has(r.method) ? { payload: {} } : {}) });
+      expect(res.statusCode, label(r)).toBe(401);
+    }
+  });
+});
+
+describe('assertRouteHasPolicy', () => {
+  const route = (method: string, access?: AccessPolicy): RouteOptions =>
+    ({ method, url: '/v1/x', handler: async () => ({}), config: access ? { access } : {} }) as unknown as RouteOptions;
+
+  it('throws for a route without a policy', () => {
+    expect(() => assertRouteHasPolicy(route('GET'))).toThrow(/declares no access policy/);
+  });
+
+  it('throws for a mutating route that is not scope write, or names no audit action', () => {
+    expect(() => assertRouteHasPolicy(route('POST', { tokens: ANY_TOKEN, roles: WRITERS, scope: 'read', audit: 'x.y' }))).toThrow(
+      /not scope 'write'/,
+    );
+    expect(() => assertRouteHasPolicy(route('DELETE', { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write' }))).toThrow(
+      /names no audit action/,
+    );
+  });
+
+  it('accepts complete policies', () => {
+    expect(() => assertRouteHasPolicy(route('GET', { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read' }))).not.toThrow();
+    expect(() => assertRouteHasPolicy(route('GET', PUBLIC))).not.toThrow();
+    expect(() =>
+      assertRouteHasPolicy(route('PATCH', { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'x.update' })),
+    ).not.toThrow();
+  });
+
+  it('makes app start-up fail when a plugin registers a route without a policy', async () => {
+    const app = Fastify({ logger: false });
+    app.addHook('onRoute', assertRouteHasPolicy);
+    app.register(async (child) => {
+      child.get('/v1/ok', { config: { access: { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read' } } }, async () => ({}));
+      child.post('/v1/unguarded', async () => ({}));
+    });
+    await expect(app.ready()).rejects.toThrow(/POST \/v1\/unguarded declares no access policy/);
+    await app.close().catch(() => {});
+  });
+});
