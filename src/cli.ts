@@ -37,8 +37,10 @@ function describeFailure(err: unknown): string {
   if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND') {
     return `${message}: is the store running and its URL right? (bash scripts/services.sh starts Postgres and Redis)`;
   }
-  if (message.includes('Cannot lock file')) {
-    return `${message}\nthe embedded ClickHouse data directory is in use (a running server?); stop it or set CLICKHOUSE_URL`;
+  // chDB prints the real reason (usually "Cannot lock file": a running server owns the directory)
+  // to stderr itself and throws only this generic error.
+  if (e.code === 'CHDB_CONNECTION') {
+    return `${message}: is a server running on this LOOPTRACE_DATA_DIR? Embedded ClickHouse has one owner: stop it, or set CLICKHOUSE_URL`;
   }
   return message;
 }
