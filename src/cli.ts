@@ -33,7 +33,10 @@ function describeFailure(err: unknown): string {
   const e = err as { message?: string; code?: string };
   const message = e.message ?? String(err);
   if (err instanceof AppError) return message;
-  if (e.code === '42P01') return `${message}: the database is not migrated yet; run \`looptrace migrate\``;
+  // 3D000: no such database; 42P01: no such table. Both mean migrations have not run here yet.
+  if (e.code === '3D000' || e.code === '42P01') {
+    return `${message}: run \`looptrace migrate\` (or \`npm start\`) first, with the same DATABASE_URL`;
+  }
   if (e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND') {
     return `${message}: is the store running and its URL right? (bash scripts/services.sh starts Postgres and Redis)`;
   }
