@@ -5,6 +5,8 @@ import { auditRoutes } from './modules/audit/routes.js';
 import { ingestRoutes } from './modules/ingest/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { meRoutes } from './modules/me/routes.js';
+import { metricsRoutes } from './modules/metrics/routes.js';
+import { pricingRoutes } from './modules/pricing/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
@@ -15,4 +17,6 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(auditRoutes);
   await app.register(ingestRoutes);
   await app.register(meRoutes);
+  await app.register(metricsRoutes);
+  await app.register(pricingRoutes);
 }

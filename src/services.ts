@@ -10,6 +10,12 @@ import { auditLogRepository } from './modules/audit/repo.js';
 import { AuditService } from './modules/audit/service.js';
 import { userRepository } from './modules/me/repo.js';
 import { MeService } from './modules/me/service.js';
+import { MetricsDirtyTracker } from './modules/metrics/dirty.js';
+import { metricsRepository } from './modules/metrics/repo.js';
+import { MetricsRollup } from './modules/metrics/rollup.js';
+import { MetricsService } from './modules/metrics/service.js';
+import { pricingRepository } from './modules/pricing/repo.js';
+import { PricingService } from './modules/pricing/service.js';
 import { projectRepository } from './modules/projects/repo.js';
 import { ProjectService } from './modules/projects/service.js';
 import { tenantRepository } from './modules/tenants/repo.js';
@@ -38,16 +44,23 @@ export function buildServices(deps: ServiceDeps) {
   const audit = new AuditService(deps.sql, auditLogRepository(deps.sql), auditAnchors);
   const ingestRepo = ingestRepository(deps.sql);
   const prices = new PriceBook(ingestRepo);
-  // Spans first: a trace row must never be visible without its spans.
+  const metricsDirty = new MetricsDirtyTracker(deps.redis, deps.config.redisPrefix);
+  // Spans first: a trace row must never be visible without its spans. The metrics rollup learns
+  // of every committed trace row through metricsDirty (see aroundWrite).
   const batcher = new GroupCommitBatcher(
-    async (batch) => {
-      await deps.ch.insert('spans', batch.spans);
-      await deps.ch.insert('traces', batch.traces);
-    },
+    (batch) =>
+      metricsDirty.aroundWrite(batch.traces, async () => {
+        await deps.ch.insert('spans', batch.spans);
+        await deps.ch.insert('traces', batch.traces);
+      }),
     { maxRows: deps.config.ingest.flushRows, maxWaitMs: deps.config.ingest.flushMs, maxConcurrentWrites: deps.ch.embedded ? 1 : 4 },
   );
   const ingest = new IngestService(ingestRepo, projects, deps.ch, batcher, prices);
-  return { projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher };
+  const metricsRepo = metricsRepository(deps.ch);
+  const metrics = new MetricsService(metricsRepo, projects);
+  const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
+  const pricing = new PricingService(pricingRepository(deps.sql), prices);
+  return { projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -15,6 +15,8 @@ export const QUEUES = {
   anomalies: { attempts: 3, backoff: { type: 'exponential', delay: 30_000 } },
   'audit-anchor': { attempts: 10, backoff: { type: 'exponential', delay: 60_000 } },
   retention: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
+  // Repeatable every 5 s; a failed pass is simply redone by the next one (claims are leased).
+  'metrics-rollup': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 export type QueueName = keyof typeof QUEUES;

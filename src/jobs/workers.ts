@@ -27,6 +27,12 @@ function registrations(services: Services): Registration[] {
         return { date: run.date, anchored: run.anchors.length };
       },
     },
+    {
+      queue: 'metrics-rollup',
+      cron: '*/5 * * * * *',
+      // Idempotent: recomputes dirty (tenant, minute) rollup slices from traces FINAL.
+      processor: async () => services.metricsRollup.drain(),
+    },
   ];
 }
 

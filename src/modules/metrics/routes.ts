@@ -1,0 +1,23 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ALL_ROLES, ANY_TOKEN, requireAuth, type AccessPolicy } from '../../platform/access.js';
+import { metricsQuery, metricsResponse } from './schemas.js';
+
+export const METRICS_ACCESS: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', rateBucket: 'query' };
+
+export const metricsRoutes: FastifyPluginAsyncZod = async (app) => {
+  const metrics = app.services.metrics;
+
+  app.get('/v1/metrics', {
+    config: { access: METRICS_ACCESS },
+    schema: {
+      tags: ['metrics'],
+      summary: 'Trace metrics per minute, hour or day',
+      description:
+        'Trace counts, errors, latency percentiles, tokens and cost per UTC bucket, served from per-minute rollups ' +
+        '(recomputed a few seconds after ingest). At most 1,440 buckets per request. Rate bucket: query.',
+      querystring: metricsQuery,
+      response: { 200: metricsResponse },
+    },
+    handler: async (request) => metrics.query(requireAuth(request).tenantId, request.query),
+  });
+};
