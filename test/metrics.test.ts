@@ -358,7 +358,7 @@ describe('the rollup under rewritten trace rows', () => {
 });
 
 describe('MetricsDirtyTracker', () => {
-  const tracker = () => new MetricsDirtyTracker(ctx.stores.redis, `${REDIS_PREFIX}-tracker-${randomUUID()}`, { settleMs: 10_000, leaseMs: 5_000 });
+  const tracker = () => new MetricsDirtyTracker(ctx.stores.redis, `${REDIS_PREFIX}:tracker-${randomUUID()}`, { settleMs: 10_000, leaseMs: 5_000 });
   const now = Date.parse('2026-11-01T00:00:00Z');
   const tenant = randomUUID();
 
