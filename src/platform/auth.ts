@@ -142,7 +142,7 @@ export class Authenticator {
     return ctx;
   }
 
-  /** last_used_at is written at most once a minute per key per process: it must not cost a write per request. */
+  /** last_used_at is written at most once per cache lifetime (30 s) per key and process: never a write per request. */
   private touchLastUsed(apiKeyId: string): void {
     if (this.lastUsedWritten.get(apiKeyId)) return;
     this.lastUsedWritten.set(apiKeyId, true);
