@@ -8,6 +8,8 @@ import { meRoutes } from './modules/me/routes.js';
 import { metricsRoutes } from './modules/metrics/routes.js';
 import { pricingRoutes } from './modules/pricing/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
+import { sessionRoutes } from './modules/sessions/routes.js';
+import { traceRoutes } from './modules/traces/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -16,6 +18,8 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(apiKeyRoutes);
   await app.register(auditRoutes);
   await app.register(ingestRoutes);
+  await app.register(traceRoutes);
+  await app.register(sessionRoutes);
   await app.register(meRoutes);
   await app.register(metricsRoutes);
   await app.register(pricingRoutes);

@@ -18,6 +18,14 @@ import { pricingRepository } from './modules/pricing/repo.js';
 import { PricingService } from './modules/pricing/service.js';
 import { projectRepository } from './modules/projects/repo.js';
 import { ProjectService } from './modules/projects/service.js';
+import { sessionRepository } from './modules/sessions/repo.js';
+import { SessionService } from './modules/sessions/service.js';
+import { noControlActionsYet } from './modules/traces/control-loop-depth.js';
+import { TraceExportService } from './modules/traces/export.js';
+import { traceExportRepository } from './modules/traces/export-repo.js';
+import { traceLocator } from './modules/traces/registry.js';
+import { traceRepository } from './modules/traces/repo.js';
+import { TraceService } from './modules/traces/service.js';
 import { tenantRepository } from './modules/tenants/repo.js';
 import { TenantService } from './modules/tenants/service.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
@@ -60,7 +68,11 @@ export function buildServices(deps: ServiceDeps) {
   const metrics = new MetricsService(metricsRepo, projects);
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
   const pricing = new PricingService(pricingRepository(deps.sql), prices);
-  return { projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher, metricsDirty, metrics, metricsRollup, pricing };
+  const traceRepo = traceRepository(deps.ch);
+  const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
+  const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
+  const sessions = new SessionService(sessionRepository(deps.ch), traces);
+  return { traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -1,0 +1,32 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { requireAuth } from '../../platform/access.js';
+import { TRACE_READ_ACCESS } from '../traces/routes.js';
+import { listSessionsQuery, sessionDetail, sessionList, sessionParams, sessionTracesQuery } from './schemas.js';
+
+export const sessionRoutes: FastifyPluginAsyncZod = async (app) => {
+  const sessions = app.services.sessions;
+
+  app.get('/v1/sessions', {
+    config: { access: TRACE_READ_ACCESS },
+    schema: {
+      tags: ['sessions'],
+      summary: 'Sessions (traces grouped by session_id), most recently active first',
+      description: 'Aggregated over traces whose started_at lies in [from, to]; to defaults to now, from to 30 days before to.',
+      querystring: listSessionsQuery,
+      response: { 200: sessionList },
+    },
+    handler: async (request) => sessions.list(requireAuth(request).tenantId, request.query),
+  });
+
+  app.get('/v1/sessions/:id', {
+    config: { access: TRACE_READ_ACCESS },
+    schema: {
+      tags: ['sessions'],
+      summary: "A session's totals and its traces, oldest first",
+      params: sessionParams,
+      querystring: sessionTracesQuery,
+      response: { 200: sessionDetail },
+    },
+    handler: async (request) => sessions.get(requireAuth(request).tenantId, request.params.id, request.query),
+  });
+};

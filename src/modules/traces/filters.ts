@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { badRequest } from '../../platform/errors.js';
+import { isoToNanos, millisToClickHouse } from '../../platform/time.js';
+import { bind, TenantWhere } from '../../stores/clickhouse-where.js';
+import { tagPair } from '../ingest/rows.js';
+import { traceFilterShape, type TraceFilterQuery } from './schemas.js';
+
+const NS_PER_MS = 1_000_000n;
+
+/** Inclusive bounds of started_at (a DateTime64(3) column) in whole milliseconds, or null when open. */
+export interface StartedAtRange {
+  fromMs: number | null;
+  toMs: number | null;
+}
+
+/**
+ * The filters of one trace listing, bound to its tenant. Queries get their WHERE clause only from
+ * `where()`, which starts with the tenant, so a trace query cannot be written without it.
+ */
+export class TraceFilter {
+  private constructor(
+    readonly tenantId: string,
+    readonly range: StartedAtRange,
+    private readonly conditions: readonly ((where: TenantWhere) => void)[],
+    /** Stable digest of the filters, carried in cursors so a cursor only continues its own listing. */
+    readonly fingerprint: string,
+  ) {}
+
+  /** Validates what the schema cannot express (tag_key and tag_value come together) and builds the filter. */
+  static fromQuery(tenantId: string, query: TraceFilterQuery): TraceFilter {
+    if ((query.tag_key === undefined) !== (query.tag_value === undefined)) {
+      throw badRequest('error.tags_filter_incomplete', 'tag_key and tag_value must be sent together', {
+        details: [{ path: query.tag_key === undefined ? 'query.tag_key' : 'query.tag_value', message: 'required with its pair' }],
+      });
+    }
+    const range: StartedAtRange = {
+      // started_at has millisecond precision: the smallest ms >= from, the largest ms <= to.
+      fromMs: query.from === undefined ? null : ceilMillis(isoToNanos(query.from)),
+      toMs: query.to === undefined ? null : floorMillis(isoToNanos(query.to)),
+    };
+    const c: ((where: TenantWhere) => void)[] = [];
+    const q = query;
+    if (q.project_id !== undefined) c.push((w) => w.and`project_id = ${bind('UUID', q.project_id)}`);
+    if (range.fromMs !== null) c.push((w) => w.and`started_at >= ${bind("DateTime64(3, 'UTC')", millisToClickHouse(range.fromMs!))}`);
+    if (range.toMs !== null) c.push((w) => w.and`started_at <= ${bind("DateTime64(3, 'UTC')", millisToClickHouse(range.toMs!))}`);
+    if (q.failure_type !== undefined) c.push((w) => w.and`has(failure_types, ${bind('String', q.failure_type)})`);
+    if (q.latency_min !== undefined) c.push((w) => w.and`latency_ms >= ${bind('UInt64', q.latency_min)}`);
+    if (q.latency_max !== undefined) c.push((w) => w.and`latency_ms <= ${bind('UInt64', q.latency_max)}`);
+    // A non-zero minimum excludes traces stored with total_token_count 0 by the comparison itself.
+    if (q.token_count_min !== undefined) c.push((w) => w.and`total_token_count >= ${bind('UInt64', q.token_count_min)}`);
+    if (q.token_count_max !== undefined) c.push((w) => w.and`total_token_count <= ${bind('UInt64', q.token_count_max)}`);
+    if (q.tag_key !== undefined && q.tag_value !== undefined) {
+      const pair = tagPair(q.tag_key, q.tag_value);
+      c.push((w) => w.and`has(tag_pairs, ${bind('String', pair)})`);
+    }
+    if (q.name !== undefined) c.push((w) => w.and`name = ${bind('String', q.name)}`);
+    if (q.session_id !== undefined) c.push((w) => w.and`session_id = ${bind('String', q.session_id)}`);
+    if (q.model !== undefined) c.push((w) => w.and`model = ${bind('String', q.model)}`);
+    return new TraceFilter(tenantId, range, c, fingerprintOf(query));
+  }
+
+  /** A fresh WHERE clause for one query: tenant first, then every filter. */
+  where(): TenantWhere {
+    const where = TenantWhere.forTenant(this.tenantId);
+    for (const apply of this.conditions) apply(where);
+    return where;
+  }
+}
+
+// BigInt division truncates toward zero; these round toward -inf / +inf, also before 1970.
+export const floorMillis = (ns: bigint): number => Number(ns >= 0n ? ns / NS_PER_MS : -((-ns + NS_PER_MS - 1n) / NS_PER_MS));
+export const ceilMillis = (ns: bigint): number => -floorMillis(-ns);
+
+/** Only the filter parameters count: a cursor stays valid when the page size changes. */
+function fingerprintOf(query: TraceFilterQuery): string {
+  const keys = (Object.keys(traceFilterShape) as (keyof TraceFilterQuery)[]).sort();
+  const canonical = keys.filter((k) => query[k] !== undefined).map((k) => [k, query[k]]);
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('base64url').slice(0, 12);
+}

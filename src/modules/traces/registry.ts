@@ -1,0 +1,21 @@
+import { observeStoreCall } from '../../platform/metrics.js';
+import { millisToClickHouse } from '../../platform/time.js';
+import type { Sql } from '../../stores/pg.js';
+import type { TraceLocation } from './repo.js';
+
+/**
+ * Read side of the trace registry (Postgres; written by ingest). It answers "does this tenant have
+ * this trace, and where in ClickHouse is it" with one primary-key lookup, so a trace read can use
+ * the traces sorting key instead of searching every project of the tenant.
+ */
+export function traceLocator(sql: Sql) {
+  return {
+    async locate(tenantId: string, traceId: string): Promise<TraceLocation | undefined> {
+      const [row] = await observeStoreCall('postgres', 'traces.locate', () => sql<{ project_id: string; started_at: Date }[]>`
+        select project_id, started_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`);
+      return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()) } : undefined;
+    },
+  };
+}
+
+export type TraceLocator = ReturnType<typeof traceLocator>;

@@ -1,0 +1,112 @@
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import { bind, queryTag, TenantWhere } from '../../stores/clickhouse-where.js';
+import type { TraceFilter } from './filters.js';
+import { JSON_NUMBERS, SPAN_COLUMNS, TRACE_COLUMNS, type StoredSpan, type StoredTrace } from './stored.js';
+import type { Slice, TracePosition } from './time-slices.js';
+
+const DATETIME = "DateTime64(3, 'UTC')";
+
+/** Where the trace registry says a trace lives: its primary-key prefix in `traces`. */
+export interface TraceLocation {
+  projectId: string;
+  /** ClickHouse DateTime64(3) literal. */
+  startedAt: string;
+}
+
+/** Keys of a listed trace, enough to page through an export. */
+export interface TraceKey {
+  id: string;
+  project_id: string;
+  started_at: string;
+  span_count: number;
+}
+
+/**
+ * Named ClickHouse queries over `traces` and `spans`. Rows are ReplacingMergeTree versions; every
+ * read uses FINAL (the latest version of each sorting key) or picks the highest version itself, so
+ * no response shows a duplicate or superseded trace or span.
+ */
+export function traceRepository(ch: ClickHouseStore) {
+  const settings = (name: string, tenantId: string) => ({ ...queryTag(name, tenantId), ...JSON_NUMBERS });
+
+  return {
+    /** One time slice of a listing, newest first. See time-slices.ts for why listings read in slices. */
+    async listSlice(filter: TraceFilter, slice: Slice, limit: number): Promise<StoredTrace[]> {
+      const where = slice.apply(filter.where());
+      const max = where.fragment`${bind('UInt32', limit)}`;
+      return ch.rows<StoredTrace>(
+        'traces.list',
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY started_at DESC, id DESC LIMIT ${max}`,
+        where.params,
+        settings('traces.list', filter.tenantId),
+      );
+    },
+
+    /** Same order as listSlice, keys only: the export's page boundaries. */
+    async keysSlice(filter: TraceFilter, slice: Slice, limit: number): Promise<TraceKey[]> {
+      const where = slice.apply(filter.where());
+      const max = where.fragment`${bind('UInt32', limit)}`;
+      return ch.rows<TraceKey>(
+        'traces.export_keys',
+        `SELECT id, project_id, started_at, span_count FROM traces FINAL WHERE ${where.sql}
+         ORDER BY started_at DESC, id DESC LIMIT ${max}`,
+        where.params,
+        settings('traces.export_keys', filter.tenantId),
+      );
+    },
+
+    /**
+     * One trace at the location the registry gave. The exact sorting key makes this a point read;
+     * should a later write have moved started_at, the project prefix and the id's bloom index still
+     * find it, and the highest version wins.
+     */
+    async find(tenantId: string, id: string, location: TraceLocation): Promise<StoredTrace | undefined> {
+      const byKey = TenantWhere.forTenant(tenantId)
+        .and`project_id = ${bind('UUID', location.projectId)}`
+        .and`started_at = ${bind(DATETIME, location.startedAt)}`
+        .and`id = ${bind('UUID', id)}`;
+      const sql = (where: TenantWhere) =>
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY version DESC LIMIT 1`;
+      const [exact] = await ch.rows<StoredTrace>('traces.get', sql(byKey), byKey.params, settings('traces.get', tenantId));
+      if (exact) return exact;
+      const byProject = TenantWhere.forTenant(tenantId)
+        .and`project_id = ${bind('UUID', location.projectId)}`
+        .and`id = ${bind('UUID', id)}`;
+      const [moved] = await ch.rows<StoredTrace>('traces.get_moved', sql(byProject), byProject.params, settings('traces.get_moved', tenantId));
+      return moved;
+    },
+
+    /** A trace's spans in start order; (tenant, project, trace) is the prefix of the spans sorting key. */
+    async spans(tenantId: string, projectId: string, traceId: string): Promise<StoredSpan[]> {
+      const where = TenantWhere.forTenant(tenantId)
+        .and`project_id = ${bind('UUID', projectId)}`
+        .and`trace_id = ${bind('UUID', traceId)}`;
+      return ch.rows<StoredSpan>(
+        'traces.spans',
+        `SELECT ${SPAN_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`,
+        where.params,
+        settings('traces.spans', tenantId),
+      );
+    },
+
+    /**
+     * Traces of one session, oldest first after `after`. Ascending is the direction in which
+     * ClickHouse reads FINAL in sorting-key order, so no time slicing is needed here.
+     */
+    async sessionSlice(filter: TraceFilter, after: TracePosition | null, limit: number): Promise<StoredTrace[]> {
+      const where = filter.where();
+      if (after) {
+        where.and`started_at > ${bind(DATETIME, after.startedAt)} OR (started_at = ${bind(DATETIME, after.startedAt)} AND id > ${bind('UUID', after.id)})`;
+      }
+      const max = where.fragment`${bind('UInt32', limit)}`;
+      return ch.rows<StoredTrace>(
+        'sessions.traces',
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY started_at, id LIMIT ${max}`,
+        where.params,
+        settings('sessions.traces', filter.tenantId),
+      );
+    },
+  };
+}
+
+export type TraceRepository = ReturnType<typeof traceRepository>;

@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { ALL_ROLES, ANY_TOKEN, requireAuth, type AccessPolicy } from '../../platform/access.js';
+import { idParams } from '../../platform/schemas.js';
+import { EXPORT_CONTENT_TYPES } from './export.js';
+import { exportTracesQuery, listTracesQuery, traceDetail, traceList } from './schemas.js';
+
+/** Reads of traces: any token, any role, query-scoped keys included; the spec's query rate limit. */
+export const TRACE_READ_ACCESS: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', rateBucket: 'query' };
+
+export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { traces, traceExports } = app.services;
+
+  app.get('/v1/traces', {
+    config: { access: TRACE_READ_ACCESS },
+    schema: {
+      tags: ['traces'],
+      summary: 'List traces, newest first',
+      description:
+        'Ordered by started_at desc, id desc; keyset pagination with limit and cursor. Sending only one of tag_key and tag_value is a 400 with code error.tags_filter_incomplete.',
+      querystring: listTracesQuery,
+      response: { 200: traceList },
+    },
+    handler: async (request) => {
+      const { limit, cursor, ...filters } = request.query;
+      return traces.list(requireAuth(request).tenantId, filters, { limit, cursor });
+    },
+  });
+
+  app.get('/v1/traces/export', {
+    config: { access: TRACE_READ_ACCESS },
+    schema: {
+      tags: ['traces'],
+      summary: 'Export spans of the matching traces as CSV or JSONL',
+      description:
+        'One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Streamed; a failure after the first byte aborts the connection.',
+      querystring: exportTracesQuery,
+    },
+    handler: async (request, reply) => {
+      const { format, limit, ...filters } = request.query;
+      const body = await traceExports.open(requireAuth(request).tenantId, filters, format, limit);
+      return reply
+        .type(EXPORT_CONTENT_TYPES[format])
+        .header('content-disposition', `attachment; filename="traces.${format}"`)
+        .send(body);
+    },
+  });
+
+  app.get('/v1/traces/:id', {
+    config: { access: TRACE_READ_ACCESS },
+    schema: {
+      tags: ['traces'],
+      summary: 'One trace with its spans and control_loop_depth',
+      params: idParams,
+      response: { 200: traceDetail },
+    },
+    handler: async (request) => traces.get(requireAuth(request).tenantId, request.params.id),
+  });
+};

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { pageQuery } from '../../platform/cursor.js';
+import { isoDate } from '../../platform/schemas.js';
+import { FAILURE_TYPES } from '../ingest/failures.js';
+
+const count = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const instant = z.iso.datetime({ offset: true });
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f]+$/;
+
+/** Filters shared by GET /v1/traces and GET /v1/traces/export. */
+export const traceFilterShape = {
+  project_id: z.guid().optional(),
+  failure_type: z.enum(FAILURE_TYPES).optional().describe('matches traces with at least one span of this failure type'),
+  latency_min: count.optional().describe('inclusive, milliseconds'),
+  latency_max: count.optional().describe('inclusive, milliseconds; >= latency_min'),
+  token_count_min: count.optional().describe('inclusive; any non-zero minimum excludes traces with total_token_count 0'),
+  token_count_max: count.optional().describe('inclusive; >= token_count_min'),
+  // Ingest refuses control characters in tag keys, so a key can never contain the pair separator.
+  tag_key: z.string().min(1).max(400).regex(NO_CONTROL_CHARACTERS, 'no control characters').optional(),
+  tag_value: z.string().min(1).max(200).optional(),
+  from: instant.optional().describe('inclusive lower bound of started_at'),
+  to: instant.optional().describe('inclusive upper bound of started_at; >= from'),
+  name: z.string().min(1).max(1_000).optional().describe('exact trace name'),
+  session_id: z.string().min(1).max(256).optional(),
+  model: z.string().min(1).max(200).optional(),
+};
+
+type Bounds = { [K in 'latency_min' | 'latency_max' | 'token_count_min' | 'token_count_max' | 'from' | 'to']?: number | string };
+
+/** min <= max and from <= to, each failure naming the parameter that breaks it. */
+export function checkBounds(query: Bounds, ctx: z.RefinementCtx): void {
+  const pairs: [keyof Bounds, keyof Bounds][] = [
+    ['latency_min', 'latency_max'],
+    ['token_count_min', 'token_count_max'],
+  ];
+  for (const [min, max] of pairs) {
+    const low = query[min];
+    const high = query[max];
+    if (typeof low === 'number' && typeof high === 'number' && low > high) {
+      ctx.addIssue({ code: 'custom', path: [max], message: `must be >= ${min}` });
+    }
+  }
+  if (typeof query.from === 'string' && typeof query.to === 'string' && Date.parse(query.from) > Date.parse(query.to)) {
+    ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be >= from' });
+  }
+}
+
+export const listTracesQuery = z.object({ ...traceFilterShape, ...pageQuery }).superRefine(checkBounds);
+export type TraceFilterQuery = { [K in keyof typeof traceFilterShape]?: z.infer<(typeof traceFilterShape)[K]> };
+
+export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const exportTracesQuery = z
+  .object({
+    ...traceFilterShape,
+    format: z.enum(EXPORT_FORMATS).default('csv'),
+    limit: z.coerce.number().int().min(1).max(10_000_000).optional().describe('maximum number of rows (spans) to export'),
+  })
+  .superRefine(checkBounds);
+
+export const trace = z
+  .object({
+    id: z.guid(),
+    project_id: z.guid(),
+    error: z.string().nullable(),
+    tags: z.array(z.string()),
+    tag_map: z.record(z.string(), z.string()),
+    started_at: isoDate,
+    ended_at: isoDate,
+    session_id: z.string(),
+    external_id: z.string(),
+    name: z.string(),
+    input: z.string(),
+    output: z.string(),
+    model: z.string(),
+    latency_ms: z.number().int(),
+    cost: z.number(),
+    total_token_count: z.number().int(),
+    prompt_tokens_total: z.number().int(),
+    completion_tokens_total: z.number().int(),
+    metadata: z.record(z.string(), z.unknown()),
+    span_count: z.number().int(),
+  })
+  .describe('Trace');
+export type Trace = z.infer<typeof trace>;
+
+export const span = z
+  .object({
+    id: z.guid(),
+    created_at: isoDate,
+    tenant_id: z.guid(),
+    trace_id: z.guid(),
+    name: z.string(),
+    type: z.string(),
+    parent_span_id: z.guid().nullable(),
+    input: z.string(),
+    output: z.string(),
+    model: z.string(),
+    latency_ms: z.number().int(),
+    cost: z.number(),
+    error: z.string().nullable(),
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    metadata: z.record(z.string(), z.unknown()),
+    start_time: isoDate,
+    end_time: isoDate,
+    otel_trace_id: z.string(),
+    otel_span_id: z.string(),
+  })
+  .describe('Span');
+export type Span = z.infer<typeof span>;
+
+export const traceDetail = trace
+  .extend({ control_loop_depth: z.number().int(), spans: z.array(span) })
+  .describe('TraceDetail');
+export type TraceDetail = z.infer<typeof traceDetail>;
+
+export const traceList = z
+  .object({ traces: z.array(trace), has_more: z.boolean(), next_cursor: z.string().nullable() })
+  .describe('TraceList');

@@ -1,0 +1,79 @@
+import { notFound } from '../../platform/errors.js';
+import type { ControlLoopDepthReader } from './control-loop-depth.js';
+import { TraceFilter } from './filters.js';
+import { decodePosition, encodePosition } from './positions.js';
+import type { TraceLocator } from './registry.js';
+import type { TraceRepository } from './repo.js';
+import type { Trace, TraceDetail, TraceFilterQuery } from './schemas.js';
+import { toSpan, toTrace, type StoredTrace } from './stored.js';
+import { readNewestFirst, type TracePosition } from './time-slices.js';
+
+export interface TracePage {
+  traces: Trace[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string | undefined;
+}
+
+export class TraceService {
+  constructor(
+    private readonly repo: TraceRepository,
+    private readonly locator: TraceLocator,
+    private readonly controlLoop: ControlLoopDepthReader,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** GET /v1/traces: newest first (started_at desc, id desc), keyset-paginated. */
+  async list(tenantId: string, query: TraceFilterQuery, page: PageRequest): Promise<TracePage> {
+    const filter = TraceFilter.fromQuery(tenantId, query);
+    const after = page.cursor ? decodePosition(page.cursor, filter.fingerprint) : null;
+    const rows = await readNewestFirst(filter.range, after, page.limit + 1, this.now(), (slice, want) =>
+      this.repo.listSlice(filter, slice, want),
+    );
+    return toTracePage(rows, page.limit, filter.fingerprint);
+  }
+
+  /** GET /v1/traces/{id}: located through the registry; another tenant's id is simply not found. */
+  async get(tenantId: string, id: string): Promise<TraceDetail> {
+    const location = await this.locator.locate(tenantId, id);
+    const row = location ? await this.repo.find(tenantId, id, location) : undefined;
+    if (!row) throw notFound('trace');
+    const [spans, depth] = await Promise.all([
+      this.repo.spans(tenantId, row.project_id, row.id),
+      this.controlLoop.depth(tenantId, row.id),
+    ]);
+    return { ...toTrace(row), control_loop_depth: depth, spans: spans.map(toSpan) };
+  }
+
+  /**
+   * Traces of one session, oldest first (the session detail view). The caller owns the cursor: a
+   * session page's position travels with the session's own time window.
+   */
+  async sessionTraces(
+    tenantId: string,
+    query: TraceFilterQuery & { session_id: string },
+    after: TracePosition | null,
+    limit: number,
+  ): Promise<{ traces: Trace[]; has_more: boolean; last: TracePosition | null }> {
+    const rows = await this.repo.sessionSlice(TraceFilter.fromQuery(tenantId, query), after, limit + 1);
+    const hasMore = rows.length > limit;
+    const items = hasMore ? rows.slice(0, limit) : rows;
+    const last = items[items.length - 1];
+    return { traces: items.map(toTrace), has_more: hasMore, last: last ? { startedAt: last.started_at, id: last.id } : null };
+  }
+}
+
+function toTracePage(rows: StoredTrace[], limit: number, fingerprint: string): TracePage {
+  const hasMore = rows.length > limit;
+  const items = hasMore ? rows.slice(0, limit) : rows;
+  const last = items[items.length - 1];
+  return {
+    traces: items.map(toTrace),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodePosition({ startedAt: last.started_at, id: last.id }, fingerprint) : null,
+  };
+}

@@ -1,0 +1,162 @@
+import { clickHouseToIso } from '../../platform/time.js';
+import type { Span, Trace } from './schemas.js';
+
+/** Columns of `traces` that a Trace response needs, in the order the spec lists the fields. */
+export const TRACE_COLUMNS = [
+  'id',
+  'project_id',
+  'error',
+  'tags',
+  'tag_map',
+  'started_at',
+  'ended_at',
+  'session_id',
+  'external_id',
+  'name',
+  'input',
+  'output',
+  'model',
+  'latency_ms',
+  'cost',
+  'total_token_count',
+  'prompt_tokens_total',
+  'completion_tokens_total',
+  'metadata',
+  'span_count',
+].join(', ');
+
+/** A `traces` row as ClickHouse returns it (JSONEachRow, 64-bit integers unquoted). */
+export interface StoredTrace {
+  id: string;
+  project_id: string;
+  error: string | null;
+  tags: string[];
+  tag_map: Record<string, string>;
+  started_at: string;
+  ended_at: string;
+  session_id: string;
+  external_id: string;
+  name: string;
+  input: string;
+  output: string;
+  model: string;
+  latency_ms: number;
+  cost: number;
+  total_token_count: number;
+  prompt_tokens_total: number;
+  completion_tokens_total: number;
+  metadata: string;
+  span_count: number;
+}
+
+export const SPAN_COLUMNS = [
+  'span_id',
+  'created_at',
+  'tenant_id',
+  'trace_id',
+  'name',
+  'type',
+  'parent_span_id',
+  'input',
+  'output',
+  'model',
+  'latency_ms',
+  'cost',
+  'error',
+  'prompt_tokens',
+  'completion_tokens',
+  'metadata',
+  'start_time',
+  'end_time',
+  'otel_trace_id',
+  'otel_span_id',
+].join(', ');
+
+export interface StoredSpan {
+  span_id: string;
+  created_at: string;
+  tenant_id: string;
+  trace_id: string;
+  name: string;
+  type: string;
+  parent_span_id: string | null;
+  input: string;
+  output: string;
+  model: string;
+  latency_ms: number;
+  cost: number;
+  error: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  metadata: string;
+  start_time: string;
+  end_time: string;
+  otel_trace_id: string;
+  otel_span_id: string;
+}
+
+/** Settings every trace read shares: numbers as JSON numbers, not the default quoted 64-bit integers. */
+export const JSON_NUMBERS = { output_format_json_quote_64bit_integers: 0 } as const;
+
+/** metadata is stored as JSON text of an object; anything else reads as an empty object. */
+function metadataObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+// Ingest never stores an empty error, but the OTLP path may carry one; empty means none.
+const errorOrNull = (error: string | null): string | null => (error ? error : null);
+
+export function toTrace(row: StoredTrace): Trace {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    error: errorOrNull(row.error),
+    tags: row.tags,
+    tag_map: row.tag_map,
+    started_at: clickHouseToIso(row.started_at),
+    ended_at: clickHouseToIso(row.ended_at),
+    session_id: row.session_id,
+    external_id: row.external_id,
+    name: row.name,
+    input: row.input,
+    output: row.output,
+    model: row.model,
+    latency_ms: Number(row.latency_ms),
+    cost: Number(row.cost),
+    total_token_count: Number(row.total_token_count),
+    prompt_tokens_total: Number(row.prompt_tokens_total),
+    completion_tokens_total: Number(row.completion_tokens_total),
+    metadata: metadataObject(row.metadata),
+    span_count: Number(row.span_count),
+  };
+}
+
+export function toSpan(row: StoredSpan): Span {
+  return {
+    id: row.span_id,
+    created_at: clickHouseToIso(row.created_at),
+    tenant_id: row.tenant_id,
+    trace_id: row.trace_id,
+    name: row.name,
+    type: row.type,
+    parent_span_id: row.parent_span_id,
+    input: row.input,
+    output: row.output,
+    model: row.model,
+    latency_ms: Number(row.latency_ms),
+    cost: Number(row.cost),
+    error: errorOrNull(row.error),
+    prompt_tokens: Number(row.prompt_tokens),
+    completion_tokens: Number(row.completion_tokens),
+    metadata: metadataObject(row.metadata),
+    start_time: clickHouseToIso(row.start_time),
+    end_time: clickHouseToIso(row.end_time),
+    otel_trace_id: row.otel_trace_id,
+    otel_span_id: row.otel_span_id,
+  };
+}
