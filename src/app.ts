@@ -94,6 +94,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const authenticator = new Authenticator(deps.sql, deps.config.auth);
   const services = buildServices({ ...deps, authenticator });
   app.decorate('services', services);
+  // Queue handles opened by requests (jobs/enqueue.ts) close with the app.
+  app.addHook('onClose', async () => services.jobs.close());
   registerAccessControl(app, authenticator, new RateLimiter(deps.redis, deps.config.redisPrefix));
   registerAuditTrail(app, deps.sql);
   await registerModuleRoutes(app, deps);

@@ -7,6 +7,7 @@ import { healthRoutes } from './modules/health/routes.js';
 import { meRoutes } from './modules/me/routes.js';
 import { metricsRoutes } from './modules/metrics/routes.js';
 import { pricingRoutes } from './modules/pricing/routes.js';
+import { otlpRoutes } from './modules/otlp/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { sessionRoutes } from './modules/sessions/routes.js';
 import { traceRoutes } from './modules/traces/routes.js';
@@ -20,6 +21,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(ingestRoutes);
   await app.register(traceRoutes);
   await app.register(sessionRoutes);
+  await app.register(otlpRoutes);
   await app.register(meRoutes);
   await app.register(metricsRoutes);
   await app.register(pricingRoutes);

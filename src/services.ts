@@ -26,9 +26,14 @@ import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
 import { traceRepository } from './modules/traces/repo.js';
 import { TraceService } from './modules/traces/service.js';
+import { OtlpExportService } from './modules/otlp/export.js';
+import { otlpRepository } from './modules/otlp/repo.js';
+import { TraceRollupService } from './modules/otlp/rollup.js';
+import { OtlpIngestService } from './modules/otlp/service.js';
 import { tenantRepository } from './modules/tenants/repo.js';
 import { TenantService } from './modules/tenants/service.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
+import { JobEnqueuer } from './jobs/enqueue.js';
 import type { Authenticator } from './platform/auth.js';
 import type { ClickHouseStore } from './stores/clickhouse.js';
 import type { Sql } from './stores/pg.js';
@@ -64,6 +69,12 @@ export function buildServices(deps: ServiceDeps) {
     { maxRows: deps.config.ingest.flushRows, maxWaitMs: deps.config.ingest.flushMs, maxConcurrentWrites: deps.ch.embedded ? 1 : 4 },
   );
   const ingest = new IngestService(ingestRepo, projects, deps.ch, batcher, prices);
+  // Queue handles of the API side (closed with the app); workers consume them (jobs/workers.ts).
+  const jobs = new JobEnqueuer(deps.config.redisUrl, deps.config.redisPrefix);
+  const otlpRepo = otlpRepository(deps.ch);
+  const otlpIngest = new OtlpIngestService(ingestRepo, projects, batcher, prices, jobs);
+  const otlpExport = new OtlpExportService(otlpRepo);
+  const traceRollup = new TraceRollupService(otlpRepo, ingestRepo, metricsDirty);
   const metricsRepo = metricsRepository(deps.ch);
   const metrics = new MetricsService(metricsRepo, projects);
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
@@ -72,7 +83,7 @@ export function buildServices(deps: ServiceDeps) {
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  return { traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher, metricsDirty, metrics, metricsRollup, pricing };
+  return { traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

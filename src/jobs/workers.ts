@@ -1,6 +1,7 @@
 import { Queue, Worker, type Processor } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stores } from '../runtime.js';
+import { traceRollupJob } from '../modules/otlp/schemas.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
 
@@ -15,8 +16,23 @@ interface Registration {
   cron?: string;
 }
 
-function registrations(services: Services): Registration[] {
+function registrations(services: Services, log: FastifyBaseLogger): Registration[] {
   return [
+    {
+      queue: 'trace-rollup',
+      // Idempotent: recomputes the trace row from the spans stored. A trace without spans (or a
+      // malformed payload) is logged and acknowledged; retrying could never make it succeed.
+      processor: async (job) => {
+        const payload = traceRollupJob.safeParse(job.data);
+        if (!payload.success) {
+          log.warn({ queue: 'trace-rollup', job: job.id, issues: payload.error.issues }, 'malformed trace-rollup job dropped');
+          return { status: 'malformed' };
+        }
+        const outcome = await services.traceRollup.rollup(payload.data);
+        if (outcome.status === 'no_spans') log.warn({ queue: 'trace-rollup', ...payload.data }, 'trace-rollup found no spans; acknowledged');
+        return outcome;
+      },
+    },
     {
       queue: 'audit-anchor',
       cron: '15 0 * * *',
@@ -37,11 +53,17 @@ function registrations(services: Services): Registration[] {
 }
 
 /** Starts one BullMQ worker per registered queue; repeatable jobs are upserted so restarts never duplicate them. */
-export async function startWorkers(services: Services, stores: Stores, log: FastifyBaseLogger): Promise<Workers> {
+export async function startWorkers(
+  services: Services,
+  stores: Stores,
+  log: FastifyBaseLogger,
+  options: { queues?: readonly QueueName[] } = {},
+): Promise<Workers> {
   const connection = { url: stores.config.redisUrl, maxRetriesPerRequest: null };
   const prefix = stores.config.redisPrefix;
   const opened: { close(): Promise<void> }[] = [];
-  for (const reg of registrations(services)) {
+  for (const reg of registrations(services, log)) {
+    if (options.queues && !options.queues.includes(reg.queue)) continue;
     const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: 4 });
     worker.on('failed', (job, err) => log.error({ queue: reg.queue, job: job?.id, err }, 'job failed'));
     opened.push(worker);

@@ -14,7 +14,7 @@ interface Candidate {
   normalized: NormalizedTrace;
 }
 
-const quotaExceeded = (quota: number | null) =>
+export const quotaExceeded = (quota: number | null) =>
   new AppError(402, 'trace_quota_exceeded', `monthly trace quota of ${quota} traces is exhausted`, { required_plan: 'pro' });
 
 function issuesToProblems(issues: readonly { path: PropertyKey[]; message: string; code: string }[], raw: unknown) {
