@@ -9,7 +9,7 @@ import { Authenticator } from './platform/auth.js';
 import { registerErrorHandling } from './platform/http-errors.js';
 import { newId } from './platform/ids.js';
 import { registerJsonBodyParser } from './platform/json-body.js';
-import { httpRequestDuration } from './platform/metrics.js';
+import { addQueueDepthSource, httpRequestDuration } from './platform/metrics.js';
 import { RateLimiter } from './platform/ratelimit.js';
 import { buildServices, type Services } from './services.js';
 import type { ClickHouseStore } from './stores/clickhouse.js';
@@ -94,8 +94,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const authenticator = new Authenticator(deps.sql, deps.config.auth);
   const services = buildServices({ ...deps, authenticator });
   app.decorate('services', services);
-  // Queue handles opened by requests (jobs/enqueue.ts) close with the app.
-  app.addHook('onClose', async () => services.jobs.close());
+  // Rows accepted before close are written (or their requests failed) before the stores close.
+  app.addHook('onClose', async () => services.batcher.drain());
+  const removeDepthSource = addQueueDepthSource(() => services.jobs.depths());
+  app.addHook('onClose', async () => {
+    removeDepthSource();
+    await services.jobs.close();
+  });
   registerAccessControl(app, authenticator, new RateLimiter(deps.redis, deps.config.redisPrefix));
   registerAuditTrail(app, deps.sql);
   await registerModuleRoutes(app, deps);

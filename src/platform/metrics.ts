@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * One registry per process. Store timings are recorded from the store wrappers, which know
@@ -42,4 +42,27 @@ export async function observeStoreCall<T>(store: StoreName, op: string, call: ()
   } finally {
     end();
   }
+}
+
+export type QueueDepthSource = () => Promise<{ queue: string; state: string; count: number }[]>;
+const queueDepthSources = new Set<QueueDepthSource>();
+
+new Gauge({
+  name: 'queue_jobs',
+  help: 'BullMQ jobs by queue and state, read at scrape time',
+  labelNames: ['queue', 'state'] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    this.reset();
+    for (const source of queueDepthSources) {
+      const depths = await source().catch(() => []);
+      for (const d of depths) this.set({ queue: d.queue, state: d.state }, d.count);
+    }
+  },
+});
+
+/** Adds a source of queue depths to the gauge; the returned function removes it (app close). */
+export function addQueueDepthSource(source: QueueDepthSource): () => void {
+  queueDepthSources.add(source);
+  return () => queueDepthSources.delete(source);
 }
