@@ -71,6 +71,25 @@ describe('POST /v1/ingest', () => {
     expect(bad.json().error).toContain('spans.0.end_time');
   });
 
+  it('refuses times before 2000 or more than a day ahead, naming the field', async () => {
+    const t = await createTenant(ctx.app);
+    const ancient = aTrace({ spans: [aSpan({}, new Date('1999-12-31T23:59:59Z'))] });
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: ancient });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toContain('spans.0.start_time: is before 2000-01-01');
+    const future = aTrace({ started_at: new Date(Date.now() + 3 * 86_400_000).toISOString() });
+    const ahead = await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: future });
+    expect(ahead.statusCode).toBe(400);
+    expect(ahead.json().error).toContain('started_at: is more than 24 h in the future');
+  });
+
+  it('commits a batch whose traces span more monthly partitions than one ClickHouse insert allows by default', async () => {
+    const t = await createTenant(ctx.app);
+    const traces = Array.from({ length: 150 }, (_, i) => aTrace({ spans: [aSpan({}, new Date(Date.UTC(2010, i, 15)))] }));
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/ingest/batch', headers: t.auth, payload: { traces } });
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(201);
+  });
+
   it('refuses an archived project with 403 error.project.archived', async () => {
     const t = await createTenant(ctx.app);
     await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'other' } });

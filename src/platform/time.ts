@@ -31,3 +31,17 @@ export function clickHouseToIso(value: string): string {
   const [clock, fraction = ''] = time.split('.');
   return `${date}T${clock}.${fraction.padEnd(3, '0').slice(0, 3)}Z`;
 }
+
+const EARLIEST_ACCEPTED_NS = BigInt(Date.UTC(2000, 0, 1)) * NS_PER_MS;
+const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Span and trace times are accepted from 2000-01-01 up to a day ahead of this server's clock
+ * (client clocks drift). Beyond that a time is a bug in the sender, and one such time spread over
+ * many monthly partitions would make the shared group-commit insert pay for it.
+ */
+export function implausibleTime(ns: bigint, nowMs = Date.now()): string | null {
+  if (ns < EARLIEST_ACCEPTED_NS) return 'is before 2000-01-01';
+  if (ns > BigInt(nowMs + FUTURE_TOLERANCE_MS) * NS_PER_MS) return 'is more than 24 h in the future';
+  return null;
+}

@@ -78,7 +78,13 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
     async insert(table: string, values: readonly object[]) {
       if (values.length === 0) return;
       await observeStoreCall('clickhouse', `insert:${table}`, () =>
-        client.insert({ table, values: values as object[], format: 'JSONEachRow' }),
+        client.insert({
+          table,
+          values: values as object[],
+          format: 'JSONEachRow',
+          // A group commit mixes many requests; one request's spread of months must not fail the rest.
+          clickhouse_settings: { throw_on_max_partitions_per_insert_block: 0 },
+        }),
       );
     },
     async command(name: string, query: string, params: Record<string, unknown> = {}) {

@@ -1,5 +1,5 @@
 import { newId } from '../../platform/ids.js';
-import { isoToNanos, millisToClickHouse, nanosToClickHouse, nanosToMillis } from '../../platform/time.js';
+import { implausibleTime, isoToNanos, millisToClickHouse, nanosToClickHouse, nanosToMillis } from '../../platform/time.js';
 import { classifyFailure, type FailureType } from './failures.js';
 import { computeCost, findPrice, type TokenPrice } from './prices.js';
 import { summarizeSpans, tagPairs, type SpanRow, type SpanSummary, type TraceRow } from './rows.js';
@@ -24,6 +24,11 @@ export interface IngestScope {
   now: number;
 }
 
+function checkPlausible(problems: FieldProblem[], path: string, ns: bigint, nowMs: number): void {
+  const implausible = implausibleTime(ns, nowMs);
+  if (implausible) problems.push({ path, message: implausible });
+}
+
 /** Turns one validated native trace into ClickHouse rows, or names the fields that contradict each other. */
 export function normalizeTrace(input: TraceInput, scope: IngestScope): NormalizedTrace | FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -35,6 +40,8 @@ export function normalizeTrace(input: TraceInput, scope: IngestScope): Normalize
     const startNs = isoToNanos(s.start_time);
     const endNs = isoToNanos(s.end_time);
     if (endNs < startNs) problems.push({ path: `spans.${i}.end_time`, message: 'must not be before start_time' });
+    checkPlausible(problems, `spans.${i}.start_time`, startNs, scope.now);
+    checkPlausible(problems, `spans.${i}.end_time`, endNs, scope.now);
     const { row, summary } = buildSpan(
       {
         traceId,
@@ -68,6 +75,8 @@ export function normalizeTrace(input: TraceInput, scope: IngestScope): Normalize
   const startNs = input.started_at ? isoToNanos(input.started_at) : (summary.start ?? BigInt(scope.now) * 1_000_000n);
   const endNs = input.ended_at ? isoToNanos(input.ended_at) : (summary.end ?? startNs);
   if (endNs < startNs) problems.push({ path: 'ended_at', message: 'must not be before started_at' });
+  if (input.started_at) checkPlausible(problems, 'started_at', startNs, scope.now);
+  if (input.ended_at) checkPlausible(problems, 'ended_at', endNs, scope.now);
   const seen = new Set<string>();
   spans.forEach((s, i) => {
     if (seen.has(s.span_id)) problems.push({ path: `spans.${i}.id`, message: 'duplicate span id in this trace' });

@@ -4,6 +4,7 @@ import { AttributeBag, type AttrValue, type Attributes } from './attributes.js';
 import type { OtlpSpan } from './decode.js';
 import { isSpanHex, isTraceHex, spanUuid, traceUuid } from './ids.js';
 import { ATTR } from './semconv.js';
+import { implausibleTime } from '../../platform/time.js';
 
 /*
  * One OTLP span → the span fields of the `spans` table. The table of which attribute feeds which
@@ -178,6 +179,8 @@ export function mapSpan(span: OtlpSpan, resource: Attributes, scope: { name: str
   if (span.startNs <= 0n) return { ok: false, reason: 'start time is missing' };
   if (span.endNs < span.startNs) return { ok: false, reason: 'end time is before start time' };
   if (span.endNs > MAX_NS) return { ok: false, reason: 'end time is after 2262-04-11' };
+  const implausible = implausibleTime(span.startNs) ?? implausibleTime(span.endNs);
+  if (implausible) return { ok: false, reason: `span time ${implausible}` };
 
   const bag = new AttributeBag(span.attributes);
   const type = spanType(bag);
