@@ -9,20 +9,8 @@ import type { AuditAnchorView, AuditEntryView, ListAuditLogQuery } from './schem
 const auditCursor = z.object({ seq: z.number().int().positive() });
 
 export function toAuditEntry(row: AuditRow): AuditEntryView {
-  return {
-    seq: row.seq,
-    id: row.id,
-    created_at: row.created_at.toISOString(),
-    actor_type: row.actor_type,
-    actor_id: row.actor_id,
-    action: row.action,
-    resource_type: row.resource_type,
-    resource_id: row.resource_id,
-    request_id: row.request_id,
-    details: row.details,
-    prev_hash: row.prev_hash,
-    hash: row.hash,
-  };
+  const { tenant_id: _tenant, created_at, ...entry } = row;
+  return { ...entry, created_at: created_at.toISOString() };
 }
 
 /** The public verification answer; an unknown tenant or day is "not verified", never an error. */
