@@ -79,6 +79,6 @@ export async function generate(scale: number, chunkTraces = 500_000): Promise<Da
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.01' }, chunk: { type: 'string', default: '500000' } } });
   const dataset = await generate(Number(values.scale), Number(values.chunk));
-  console.log(JSON.stringify({ ...dataset, api_key: '(in bench/.data/dataset.json)' }, null, 2));
+  console.log(JSON.stringify({ ...dataset, api_key: `(in ${datasetDir(dataset.scale)}/dataset.json)` }, null, 2));
   process.exit(0);
 }

@@ -67,7 +67,9 @@ export interface RunningServer {
 /** Starts `src/server.ts` as a child process on a free loopback port and waits for /readyz. */
 export async function startServer(dataDir: string, extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, entry('server'), {
+  // BENCH_SERVER_NODE_ARGS: extra node options for the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...entry('server')], {
     cwd: ROOT,
     env: looptraceEnv(dataDir, { PORT: String(port), HOST: '127.0.0.1', ...extraEnv }),
     stdio: ['ignore', 'inherit', 'inherit'],
