@@ -39,4 +39,4 @@ In another terminal, from this directory:
     npx looptrace sessions mint --tenant <tenant_id> --role owner
 EOF_HELP
 
-exec node dist/server.js
+LOOPTRACE_EXIT_WITH_PARENT=1 exec node dist/server.js

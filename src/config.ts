@@ -36,6 +36,7 @@ const envSchema = z.object({
   AUDIT_ANCHOR_RETENTION_DAYS: z.coerce.number().int().positive().default(3650),
   INGEST_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(5),
   INGEST_FLUSH_ROWS: z.coerce.number().int().positive().default(20_000),
+  LOOPTRACE_EXIT_WITH_PARENT: z.enum(['0', '1', 'true', 'false']).optional(),
 });
 
 export type Config = {
@@ -69,6 +70,8 @@ export type Config = {
     retentionDays: number;
   };
   ingest: { flushMs: number; flushRows: number };
+  /** Shut down gracefully when the launching process dies (npm does not pass SIGTERM on to us). */
+  exitWithParent: boolean;
 };
 
 /**
@@ -132,5 +135,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: e.AUDIT_ANCHOR_RETENTION_DAYS,
     },
     ingest: { flushMs: e.INGEST_FLUSH_MS, flushRows: e.INGEST_FLUSH_ROWS },
+    exitWithParent: e.LOOPTRACE_EXIT_WITH_PARENT === '1' || e.LOOPTRACE_EXIT_WITH_PARENT === 'true',
   };
 }

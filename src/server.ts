@@ -27,6 +27,7 @@ async function main(): Promise<void> {
       await workers?.close();
       await stores.close();
       clearTimeout(force);
+      app.log.info('shutdown complete');
       process.exit(0);
     } catch (err) {
       app.log.error({ err }, 'shutdown failed');
@@ -35,6 +36,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  if (config.exitWithParent) {
+    // Under `npm start`, a SIGTERM to npm kills its shell but not this process; noticing that our
+    // parent is gone is the only way not to linger, holding the port and the embedded data directory.
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) void shutdown('parent exited');
+    }, 1_000).unref();
+  }
 
   if (config.role !== 'worker') {
     await app.listen({ port: config.port, host: config.host });

@@ -170,6 +170,10 @@ describe('daily audit anchors', () => {
       expect(res.json(), query).toMatchObject({ code: 'bad_request', request_id: res.headers['x-request-id'] });
       expect(typeof res.json().error).toBe('string');
     }
+    // Formatted like every other validation error: field paths, not schema paths.
+    const missingTenant = (await publicVerify('date=2020-01-01')).json();
+    expect(missingTenant.error).toMatch(/^query\.tenant_id: /);
+    expect(missingTenant.details).toEqual([expect.objectContaining({ path: 'query.tenant_id' })]);
   });
 
   it('adopts what a crashed earlier run stored for the same head, and refuses anything else', async () => {

@@ -55,6 +55,14 @@ describe('POST /v1/ingest', () => {
     expect(row!.cost).toBeCloseTo(0.15 + 0.6);
   });
 
+  it('sums costs without binary floating-point noise', async () => {
+    const t = await createTenant(ctx.app);
+    const trace = aTrace({ spans: [aSpan({ cost: 0.1 }), aSpan({ cost: 0.2 })] });
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: trace })).statusCode).toBe(201);
+    const [row] = await storedTrace(t.tenantId, trace.id);
+    expect(row!.cost).toBe(0.3);
+  });
+
   it('answers 409 for an existing id, 422 for a missing field, 400 for contradictions', async () => {
     const t = await createTenant(ctx.app);
     const trace = aTrace();
@@ -92,14 +100,29 @@ describe('POST /v1/ingest', () => {
 
   it('refuses an archived project with 403 error.project.archived', async () => {
     const t = await createTenant(ctx.app);
-    await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'other' } });
+    const other = (await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'other' } })).json();
     await ctx.app.inject({ method: 'POST', url: `/v1/projects/${t.projectId}/archive`, headers: t.auth });
-    for (const url of ['/v1/ingest', '/v1/ingest/batch']) {
-      const payload = url.endsWith('batch') ? { traces: [aTrace()] } : aTrace();
-      const res = await ctx.app.inject({ method: 'POST', url, headers: t.auth, payload });
-      expect(res.statusCode, url).toBe(403);
-      expect(res.json().code).toBe('error.project.archived');
+    // The key's own project is archived: refused whether the body names no project or an active one.
+    for (const projectId of [undefined, other.id]) {
+      for (const url of ['/v1/ingest', '/v1/ingest/batch']) {
+        const trace = aTrace(projectId ? { project_id: projectId } : {});
+        const payload = url.endsWith('batch') ? { traces: [trace] } : trace;
+        const res = await ctx.app.inject({ method: 'POST', url, headers: t.auth, payload });
+        expect(res.statusCode, `${url} ${projectId}`).toBe(403);
+        expect(res.json().code).toBe('error.project.archived');
+      }
     }
+    // A key of the active project may still not write into the archived one.
+    const key = (await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'k', project_id: other.id } })).json();
+    const intoArchived = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/ingest',
+      headers: { authorization: `Bearer ${key.secret}` },
+      payload: aTrace({ project_id: t.projectId }),
+    });
+    expect(intoArchived.statusCode).toBe(403);
+    const ok = await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: { authorization: `Bearer ${key.secret}` }, payload: aTrace() });
+    expect(ok.statusCode).toBe(201);
   });
 });
 

@@ -20,7 +20,7 @@ function valueAt(root: unknown, path: string[]): unknown {
  * 422 when a required field is missing; 400 when the request is malformed or a value has the
  * wrong type or shape (DESIGN.md §3). Each problem names the field path.
  */
-function validationError(error: FastifyError, request: FastifyRequest): AppError {
+export function validationError(error: FastifyError, request: FastifyRequest): AppError {
   const context = (error as { validationContext?: string }).validationContext ?? 'body';
   const source = { body: request.body, querystring: request.query, params: request.params, headers: request.headers }[
     context

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
 import { AppError } from './errors.js';
 
 /**
@@ -26,16 +27,26 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
   return false;
 }
 
-/** Fastify's own JSON parser (prototype-poisoning checks included), behind the nesting cap. */
+/**
+ * The parser Fastify itself uses (secure-json-parse: prototype-poisoning keys are refused), behind
+ * the nesting cap, with messages that say what is wrong. An empty body is no body: clients that
+ * always send `Content-Type: application/json` can still call body-less operations such as archive.
+ */
 export function registerJsonBodyParser(app: FastifyInstance): void {
-  const parse = app.getDefaultJsonParser(app.initialConfig.onProtoPoisoning ?? 'error', app.initialConfig.onConstructorPoisoning ?? 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8'); // parseAs 'string' gives a string
+    if (text.trim() === '') return done(null, undefined);
     if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
-      done(new AppError(400, 'bad_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
-      return;
+      return done(new AppError(400, 'bad_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     }
-    parse(request, text, done);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (err) {
+      const message = /prototype/i.test((err as Error).message)
+        ? 'JSON bodies may not contain "__proto__" or "constructor.prototype" keys'
+        : `body is not valid JSON: ${(err as Error).message}`;
+      done(new AppError(400, 'bad_request', message), undefined);
+    }
   });
 }

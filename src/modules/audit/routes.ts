@@ -1,6 +1,8 @@
+import type { FastifyError } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ALL_ROLES, ANY_TOKEN, PUBLIC, requireAuth, type AccessPolicy } from '../../platform/access.js';
 import { badRequest } from '../../platform/errors.js';
+import { validationError } from '../../platform/http-errors.js';
 import { auditAnchorView, auditLogPage, chainVerification, listAuditLogQuery, publicKeyView, verifyAnchorQuery } from './schemas.js';
 
 // Viewer and above may read the audit log (spec); it is outside the `query` scope, hence 'admin'.
@@ -28,7 +30,11 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     // not the 422 that a missing field gets elsewhere.
     attachValidation: true,
     handler: async (request) => {
-      if (request.validationError) throw badRequest('bad_request', request.validationError.message);
+      // The spec gives this endpoint a single error response: a missing parameter is a 400 too.
+      if (request.validationError) {
+        const described = validationError(request.validationError as FastifyError, request);
+        throw badRequest('bad_request', described.message, described.extra);
+      }
       const { tenant_id, date, expected_head_hash } = request.query;
       return audit.verifyAnchor(tenant_id, date, expected_head_hash);
     },

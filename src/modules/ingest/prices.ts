@@ -1,3 +1,5 @@
+import { roundUsd } from '../../platform/money.js';
+
 /**
  * Built-in list prices in USD per million tokens [input, output].
  * Source: the providers' public pricing pages as known on 2025-08-01 (OpenAI, Anthropic, Google
@@ -92,5 +94,5 @@ export function findPrice(model: string, overrides: ReadonlyMap<string, TokenPri
 
 export function computeCost(price: TokenPrice | undefined, promptTokens: number, completionTokens: number): number {
   if (!price) return 0;
-  return promptTokens * price.inputPerToken + completionTokens * price.outputPerToken;
+  return roundUsd(promptTokens * price.inputPerToken + completionTokens * price.outputPerToken);
 }

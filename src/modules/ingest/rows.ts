@@ -1,3 +1,5 @@
+import { roundUsd } from '../../platform/money.js';
+
 /** Row shapes of the ClickHouse `spans` and `traces` tables as written (JSONEachRow). */
 
 export interface SpanRow {
@@ -101,7 +103,7 @@ export function summarizeSpans(spans: readonly SpanSummary[]) {
     if (end === undefined || s.endNs > end) end = s.endNs;
     prompt += s.promptTokens;
     completion += s.completionTokens;
-    cost += s.cost;
+    cost = roundUsd(cost + s.cost);
     if (!model && s.model && s.type === 'llm') model = s.model;
     if (s.error && (errorStart === undefined || s.startNs < errorStart)) {
       error = s.error;

@@ -66,7 +66,7 @@ export class IngestService {
       const parsed = traceInput.safeParse(raw);
       if (!parsed.success) {
         const { missing, problems } = issuesToProblems(parsed.error.issues, raw);
-        const message = problems.map((p) => `traces.${index}.${p.path}: ${p.message}`).join('; ');
+        const message = problems.map((p) => `body.traces.${index}.${p.path}: ${p.message}`).join('; ');
         results[index] = failedItem(index, null, missing ? 422 : 400, missing ? 'validation_error' : 'bad_request', message);
         continue;
       }
@@ -87,7 +87,7 @@ export class IngestService {
       }
       const normalized = normalizeTrace(parsed.data, { tenantId: auth.tenantId, projectId: projectKey, prices, now });
       if (Array.isArray(normalized)) {
-        const message = normalized.map((p) => `traces.${index}.${p.path}: ${p.message}`).join('; ');
+        const message = normalized.map((p) => `body.traces.${index}.${p.path}: ${p.message}`).join('; ');
         results[index] = failedItem(index, parsed.data.id ?? null, 400, 'bad_request', message);
         continue;
       }

@@ -2,6 +2,7 @@ import { AppError } from '../../platform/errors.js';
 import type { ProjectService } from '../projects/service.js';
 import type { GroupBy, Interval, MetricsRepository, MetricsRow, RollupScope } from './repo.js';
 import { MAX_BUCKETS, type MetricsPoint, type MetricsQuery, type MetricsResponse, type MetricsSeries } from './schemas.js';
+import { roundUsd } from '../../platform/money.js';
 
 const INTERVAL_MS: Record<Interval, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 const DEFAULT_RANGE_MS = 24 * 3_600_000;
@@ -47,7 +48,7 @@ function toPoint(row: MetricsRow): MetricsPoint {
     prompt_tokens: row.prompt_tokens,
     completion_tokens: row.completion_tokens,
     total_tokens: row.prompt_tokens + row.completion_tokens,
-    cost: row.cost,
+    cost: roundUsd(row.cost),
   };
 }
 

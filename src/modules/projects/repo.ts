@@ -25,6 +25,10 @@ export function projectRepository(sql: Sql) {
       return row;
     },
 
+    async findMany(tenantId: string, ids: readonly string[]): Promise<ProjectRow[]> {
+      return sql<ProjectRow[]>`select * from projects where tenant_id = ${tenantId} and id = any(${ids as string[]}::uuid[])`;
+    },
+
     async list(tenantId: string, status: ProjectStatusFilter, afterId: string | null, limit: number): Promise<ProjectRow[]> {
       return sql<ProjectRow[]>`
         select * from projects

@@ -70,16 +70,20 @@ export class ProjectService {
 
   /**
    * The project an ingest request writes to: the one named in the body, else the key's default.
-   * Refuses archived projects with the spec's 403 and another tenant's project with 404.
+   * Refuses another tenant's project with 404, and with the spec's 403 an archived target project
+   * or a key whose own project is archived ("ingest with a key of that project is refused").
    */
   async resolveForIngest(tenantId: string, requested: string | undefined, keyDefault: string | null): Promise<ProjectRow> {
     const id = requested ?? keyDefault;
     if (!id) throw new AppError(422, 'validation_error', 'project_id is required when ingesting with a session token', {
       details: [{ path: 'body.project_id', message: 'required' }],
     });
-    const row = await this.repo.find(tenantId, id);
-    if (!row) throw notFound('project');
-    if (row.archived_at) throw new AppError(403, 'error.project.archived', 'the project is archived; ingest is suspended until it is unarchived');
-    return row;
+    const rows = await this.repo.findMany(tenantId, keyDefault && keyDefault !== id ? [id, keyDefault] : [id]);
+    const target = rows.find((r) => r.id === id);
+    if (!target) throw notFound('project');
+    if (rows.some((r) => r.archived_at)) {
+      throw new AppError(403, 'error.project.archived', 'the project is archived; ingest is suspended until it is unarchived');
+    }
+    return target;
   }
 }

@@ -6,6 +6,7 @@ import { decodeSessionCursor, decodeTracesCursor, encodeSessionCursor, encodeTra
 import type { SessionRepository, StoredSession } from './repo.js';
 import type { ListSessionsQuery, Session, SessionTracesQuery } from './schemas.js';
 import { paramsFingerprint, resolveWindow, type SessionWindow } from './window.js';
+import { roundUsd } from '../../platform/money.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -14,7 +15,7 @@ export function toSession(row: StoredSession): Session {
     session_id: row.session_id,
     trace_count: Number(row.n_traces),
     span_count: Number(row.n_spans),
-    total_cost: Number(row.cost_total),
+    total_cost: roundUsd(Number(row.cost_total)),
     prompt_tokens: Number(row.prompt_total),
     completion_tokens: Number(row.completion_total),
     total_tokens: Number(row.tokens_total),
