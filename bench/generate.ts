@@ -9,12 +9,12 @@ import { parseArgs } from 'node:util';
 import { openClickHouse } from './lib/clickhouse.js';
 import { datasetDir, writeDataset, type Dataset } from './lib/dataset.js';
 import { benchStores } from './lib/env.js';
-import { FULL_SCALE_TRACES, WINDOW_DAYS, generateDataset } from './lib/generator.js';
+import { FULL_SCALE_TRACES, WINDOW_DAYS, generateDataset, waitForMerges } from './lib/generator.js';
 import { createBenchTenant } from './lib/looptrace.js';
 import { QUERY_FILTER, SPANS_PER_TRACE } from './lib/synthetic.js';
 import { TAG_PAIR_SEPARATOR } from '../src/modules/ingest/rows.js';
 
-export async function generate(scale: number, chunkTraces = 500_000): Promise<Dataset> {
+export async function generate(scale: number, chunkTraces = 500_000, settleSeconds = 1_800): Promise<Dataset> {
   const traces = Math.round(FULL_SCALE_TRACES * scale);
   if (traces < 1) throw new Error('--scale too small');
   const server = benchStores().clickhouseUrl;
@@ -51,6 +51,8 @@ export async function generate(scale: number, chunkTraces = 500_000): Promise<Da
     if (Number(counts!.traces) !== traces || Number(counts!.spans) !== traces * SPANS_PER_TRACE) {
       throw new Error(`generated ${counts!.traces} traces / ${counts!.spans} spans, expected ${traces} / ${traces * SPANS_PER_TRACE}`);
     }
+    console.log('waiting for the merges the inserts started');
+    const merges = await waitForMerges(ch, settleSeconds);
     const dataset: Dataset = {
       scale,
       traces,
@@ -62,6 +64,7 @@ export async function generate(scale: number, chunkTraces = 500_000): Promise<Da
       timings_s: {
         spans_insert: +(timings.spansMs / 1000).toFixed(1),
         traces_insert: +(timings.tracesMs / 1000).toFixed(1),
+        merges_settled: merges.settled ? +merges.seconds.toFixed(1) : -1,
         total: +((performance.now() - started) / 1000).toFixed(1),
       },
       filter_selectivity: {
@@ -77,8 +80,14 @@ export async function generate(scale: number, chunkTraces = 500_000): Promise<Da
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { scale: { type: 'string', default: '0.01' }, chunk: { type: 'string', default: '500000' } } });
-  const dataset = await generate(Number(values.scale), Number(values.chunk));
+  const { values } = parseArgs({
+    options: {
+      scale: { type: 'string', default: '0.01' },
+      chunk: { type: 'string', default: '500000' },
+      'settle-seconds': { type: 'string', default: '1800' },
+    },
+  });
+  const dataset = await generate(Number(values.scale), Number(values.chunk), Number(values['settle-seconds']));
   console.log(JSON.stringify({ ...dataset, api_key: `(in ${datasetDir(dataset.scale)}/dataset.json)` }, null, 2));
   process.exit(0);
 }

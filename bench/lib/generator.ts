@@ -130,3 +130,22 @@ export async function generateDataset(ch: ClickHouseStore, o: GenerateOptions): 
   }
   return timings;
 }
+
+/**
+ * Waits until the engine has no merge running on the dataset's tables (two quiet polls in a row),
+ * so that the benches that follow do not share the CPU with the merges the inserts started.
+ */
+export async function waitForMerges(ch: ClickHouseStore, maxSeconds: number): Promise<{ seconds: number; settled: boolean }> {
+  const start = performance.now();
+  let quiet = 0;
+  while ((performance.now() - start) / 1000 < maxSeconds) {
+    const [row] = await ch.rows<{ n: string }>(
+      'bench.generate.merges',
+      `SELECT count() AS n FROM system.merges WHERE database = currentDatabase() AND table IN ('traces', 'spans')`,
+    );
+    quiet = Number(row!.n) === 0 ? quiet + 1 : 0;
+    if (quiet >= 2) return { seconds: (performance.now() - start) / 1000, settled: true };
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  return { seconds: (performance.now() - start) / 1000, settled: false };
+}
