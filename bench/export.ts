@@ -34,6 +34,7 @@ function windowOf(d: Dataset, fraction: number): Window {
 async function apiExport(d: Dataset, window: Window) {
   const server = await startServer(datasetDir(d.scale));
   try {
+    const idleRssMiB = server.memory().rssMiB;
     const rss = sampleRss(server.pid, 100);
     const query = new URLSearchParams({ format: 'csv', ...window }).toString();
     // Bounded: an export still running after --max-seconds is cut off and reported as such.
@@ -55,7 +56,7 @@ async function apiExport(d: Dataset, window: Window) {
       timedOut = true;
     }
     const seconds = (performance.now() - start) / 1000;
-    return { rows, bytes, seconds, timedOut, rss: rss.stop() };
+    return { rows, bytes, seconds, timedOut, idleRssMiB, rss: rss.stop() };
   } finally {
     await server.stop();
   }
@@ -114,7 +115,12 @@ async function main() {
         bench_process_max_sampled_rss_mib: +r.benchMaxSampledRssMiB.toFixed(1),
       },
       ratio_api_to_raw: ratio(apiRate, rawRate),
-      server_rss_mib: { max_sampled: +api.rss.maxSampledRssMiB.toFixed(1), peak_vmhwm: +api.rss.peakRssMiB.toFixed(1), samples: api.rss.samples },
+      server_rss_mib: {
+        before_export: +api.idleRssMiB.toFixed(1),
+        max_sampled: +api.rss.maxSampledRssMiB.toFixed(1),
+        peak_vmhwm: +api.rss.peakRssMiB.toFixed(1),
+        samples: api.rss.samples,
+      },
     });
   }
 
