@@ -99,6 +99,7 @@ async function rawBaseline(bodies: BodyFactory, firstIndex: number) {
 }
 
 async function main() {
+  const host = machine(); // before the bench adds its own load
   const bodies = bodyFactory(Number(args.templates));
   console.log(`bodies: ${TRACES_PER_REQUEST} traces × ${SPANS_PER_TRACE} spans, ~${(bodies.bytesPerBody / 1e6).toFixed(2)} MB each`);
   let next = 0; // request counter: every body ever sent in this run has its own ids
@@ -199,7 +200,7 @@ async function main() {
   const result = {
     bench: 'ingest',
     date: new Date().toISOString(),
-    machine: machine(),
+    machine: host,
     clickhouse: benchStores().clickhouseUrl ? 'server' : 'embedded',
     body: { traces: TRACES_PER_REQUEST, spans_per_trace: SPANS_PER_TRACE, bytes: bodies.bytesPerBody },
     raw,

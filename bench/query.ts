@@ -32,6 +32,7 @@ interface TracePage {
 const filtered = new URLSearchParams(QUERY_FILTER).toString();
 
 async function main() {
+  const host = machine(); // before the bench adds its own load
   const { dataset, server, get } = await datasetServer(Number(args.scale));
   const page = async (path: string): Promise<{ ms: number; body: TracePage }> => {
     const start = performance.now();
@@ -73,7 +74,7 @@ async function main() {
     const result = {
       bench: 'query',
       date: new Date().toISOString(),
-      machine: machine(),
+      machine: host,
       dataset: { scale: dataset.scale, traces: dataset.traces, spans: dataset.spans, filter: QUERY_FILTER, filter_selectivity: dataset.filter_selectivity },
       page_size: pageSize,
       requests_each: REQUESTS,
