@@ -116,7 +116,7 @@ async function main() {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${tenant.api_key}` };
   let acknowledged = 0;
   let sent = 0; // requests that reached the server, answered or still in flight when a run ended
-  let peak, latency, memory;
+  let peak, latency, memory, single;
   try {
     // Warm-up: connections, JIT, caches (key lookup, price book); not measured.
     const warm = await pacedLoad({ url, headers, body: bodies.body, firstIndex: next, ratePerSecond: 5, seconds: 2, maxInFlight: 2 });
@@ -124,6 +124,20 @@ async function main() {
     sent += warm.sent;
     acknowledged += warm.ok;
     if (warm.ok !== warm.sent) throw new Error(`warm-up failed: ${JSON.stringify(warm.statuses)}`);
+
+    // B0. One request at a time: the latency floor of a request that never waits for another.
+    const alone: number[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      const start = performance.now();
+      const res = await fetch(url, { method: 'POST', headers, body: bodies.body(next++) });
+      await res.arrayBuffer();
+      sent += 1;
+      if (!res.ok) throw new Error(`single request failed: ${res.status}`);
+      acknowledged += 1;
+      alone.push(performance.now() - start);
+    }
+    single = summary(alone);
+    console.log(`B0. one request at a time: p50 ${single.p50_ms} ms, max ${single.max_ms} ms`);
 
     console.log(`B1. API at full speed: ${CONNECTIONS} connections, ${DURATION} s`);
     const result = await autocannon({
@@ -204,7 +218,7 @@ async function main() {
     clickhouse: benchStores().clickhouseUrl ? 'server' : 'embedded',
     body: { traces: TRACES_PER_REQUEST, spans_per_trace: SPANS_PER_TRACE, bytes: bodies.bytesPerBody },
     raw,
-    api: { peak, half_rate: latency, server_rss_mib: memory, verification },
+    api: { one_at_a_time: single, peak, half_rate: latency, server_rss_mib: memory, verification },
     ratio_api_to_raw: ratio(peak.spans_per_s, raw.spans_per_s),
     targets: { ratio_api_to_raw: '>= 0.40', p99_at_half_rate_ms: '<= 50' },
   };
