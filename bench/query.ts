@@ -51,12 +51,13 @@ async function main() {
         throw new Error(`GET /v1/traces returned a trace outside the filter: ${JSON.stringify(t).slice(0, 300)}`);
       }
     }
+    // Page k's next_cursor opens page k + 1: walk pages 1..PAGE-1 to hold the cursor of page PAGE.
     let cursor = first.body.next_cursor;
     let reached = 1;
-    for (; reached < PAGE && cursor; reached += 1) {
+    for (; reached < PAGE - 1 && cursor; reached += 1) {
       cursor = (await page(`/v1/traces?${filtered}&cursor=${encodeURIComponent(cursor)}`)).body.next_cursor;
     }
-    if (reached < PAGE || !cursor) throw new Error(`the filtered query has only ${reached} pages; use a larger --scale or a smaller --page`);
+    if (!cursor) throw new Error(`the filtered query has only ${reached} pages; use a larger --scale or a smaller --page`);
     const queries = {
       first_page_unfiltered: '/v1/traces',
       first_page_filtered: `/v1/traces?${filtered}`,
