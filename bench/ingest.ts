@@ -17,6 +17,7 @@ import autocannon from 'autocannon';
 import { normalizeTrace } from '../src/modules/ingest/normalize.js';
 import { traceInput } from '../src/modules/ingest/schemas.js';
 import type { SpanRow, TraceRow } from '../src/modules/ingest/rows.js';
+import { writeTraceBatch } from '../src/modules/ingest/writer.js';
 import { bodyFactory, SPANS_PER_TRACE, TRACES_PER_REQUEST, type BodyFactory } from './lib/bodies.js';
 import { openClickHouse } from './lib/clickhouse.js';
 import { BENCH_DATA, benchStores, machine, writeResult } from './lib/env.js';
@@ -74,9 +75,8 @@ async function rawBaseline(bodies: BodyFactory, firstIndex: number) {
         batch.spans.push(...r.spans);
       }
       const start = performance.now();
-      // The batcher's write (src/services.ts): spans first, then traces.
-      await ch.insert('spans', batch.spans);
-      await ch.insert('traces', batch.traces);
+      // Exactly the batcher's write (src/services.ts).
+      await writeTraceBatch(ch, batch);
       insertMs += performance.now() - start;
       rows += batch.traces.length + batch.spans.length;
       spans += batch.spans.length;

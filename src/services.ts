@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { GroupCommitBatcher } from './modules/ingest/batcher.js';
 import { PriceBook } from './modules/ingest/price-book.js';
 import { ingestRepository } from './modules/ingest/repo.js';
+import { writeTraceBatch } from './modules/ingest/writer.js';
 import { IngestService } from './modules/ingest/service.js';
 import { apiKeyRepository } from './modules/apikeys/repo.js';
 import { ApiKeyService } from './modules/apikeys/service.js';
@@ -58,14 +59,10 @@ export function buildServices(deps: ServiceDeps) {
   const ingestRepo = ingestRepository(deps.sql);
   const prices = new PriceBook(ingestRepo);
   const metricsDirty = new MetricsDirtyTracker(deps.redis, deps.config.redisPrefix);
-  // Spans first: a trace row must never be visible without its spans. The metrics rollup learns
-  // of every committed trace row through metricsDirty (see aroundWrite).
+  // The metrics rollup learns of every committed trace row through metricsDirty (see aroundWrite).
   const batcher = new GroupCommitBatcher(
     (batch) =>
-      metricsDirty.aroundWrite(batch.traces, async () => {
-        await deps.ch.insert('spans', batch.spans);
-        await deps.ch.insert('traces', batch.traces);
-      }),
+      metricsDirty.aroundWrite(batch.traces, () => writeTraceBatch(deps.ch, batch)),
     { maxRows: deps.config.ingest.flushRows, maxWaitMs: deps.config.ingest.flushMs, maxConcurrentWrites: deps.ch.embedded ? 1 : 4 },
   );
   const ingest = new IngestService(ingestRepo, projects, deps.ch, batcher, prices);

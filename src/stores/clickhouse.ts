@@ -11,7 +11,8 @@ export interface ClickHouseStore {
   readonly embedded: boolean;
   /** Runs a named SELECT and returns its rows; `name` feeds log_comment and metrics. */
   rows<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<T[]>;
-  insert(table: string, values: readonly object[]): Promise<void>;
+  /** JSONEachRow objects; with `columns`, JSONCompactEachRow arrays in that order (cheaper to encode and parse). */
+  insert(table: string, values: readonly object[], columns?: readonly string[]): Promise<void>;
   command(name: string, query: string, params?: Record<string, unknown>): Promise<void>;
   close(): Promise<void>;
 }
@@ -75,13 +76,17 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
         return (await result.json()) as T[];
       });
     },
-    async insert(table: string, values: readonly object[]) {
+    async insert(table: string, values: readonly object[], columns?: readonly string[]) {
       if (values.length === 0) return;
+      const rows = columns
+        ? values.map((row) => columns.map((c) => (row as Record<string, unknown>)[c]))
+        : (values as object[]);
       await observeStoreCall('clickhouse', `insert:${table}`, () =>
         client.insert({
           table,
-          values: values as object[],
-          format: 'JSONEachRow',
+          values: rows,
+          format: columns ? 'JSONCompactEachRow' : 'JSONEachRow',
+          ...(columns ? { columns: columns as [string, ...string[]] } : {}),
           // A group commit mixes many requests; one request's spread of months must not fail the rest.
           clickhouse_settings: { throw_on_max_partitions_per_insert_block: 0 },
         }),

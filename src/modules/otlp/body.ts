@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../platform/errors.js';
-import { jsonNestingExceeds, MAX_JSON_DEPTH } from '../../platform/json-body.js';
+import { parseJsonBody } from '../../platform/json-body.js';
 import { decodeJsonRequest, decodeProtobufRequest, type OtlpResourceSpans } from './decode.js';
 
 const gunzipAsync = promisify(gunzip);
@@ -38,17 +38,11 @@ async function decompress(request: FastifyRequest, body: Buffer, limit: number):
  * capped by Fastify's bodyLimit, the decompressed one by the same limit here.
  */
 export function registerOtlpBodyParser(app: FastifyInstance, limit: number): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(['application/x-protobuf', 'application/json'], { parseAs: 'buffer' }, async (request: FastifyRequest, raw: Buffer | string) => {
     const body = await decompress(request, Buffer.isBuffer(raw) ? raw : Buffer.from(raw), limit);
     const protobuf = (request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-protobuf');
     if (protobuf) return { encoding: 'protobuf', resourceSpans: decodeProtobufRequest(body) } satisfies OtlpBody;
-    const text = body.toString('utf8');
-    if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) throw new AppError(400, 'bad_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
-    const parsed = await new Promise<unknown>((resolve, reject) =>
-      parseJson(request, text, (err, value) => (err ? reject(new AppError(400, 'bad_request', `body is not valid JSON: ${err.message}`)) : resolve(value))),
-    );
-    return { encoding: 'json', resourceSpans: decodeJsonRequest(parsed) } satisfies OtlpBody;
+    return { encoding: 'json', resourceSpans: decodeJsonRequest(parseJsonBody(body.toString('utf8'))) } satisfies OtlpBody;
   });
 }

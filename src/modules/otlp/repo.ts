@@ -1,5 +1,6 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { TraceRow } from '../ingest/rows.js';
+import { writeTraceRows } from '../ingest/writer.js';
 
 /** What the rollup needs of each span of a trace (no input/output: only the root's are read). */
 export interface RollupSpanRow {
@@ -111,7 +112,7 @@ export function otlpRepository(ch: ClickHouseStore) {
     },
 
     async insertTrace(row: TraceRow): Promise<void> {
-      await ch.insert('traces', [row]);
+      await writeTraceRows(ch, [row]);
     },
 
     /** One export page in (project, trace, span) order, the spans table's own order. */
