@@ -3,9 +3,9 @@
  *
  * Sustained ingest through POST /v1/ingest/batch (100 traces × 10 spans per request) against the
  * raw insert rate of the very same rows into the same engine, measured in the same run:
- *   A. raw: the rows the API would write (project schema + normalizeTrace), inserted by the
- *      project's ClickHouse store in batches of 10 requests, as the group-commit batcher writes
- *      them, into a fresh embedded engine (chDB is one engine per process: the server cannot share it);
+ *   A. raw: the rows the API would write (project schema + normalizeTrace), written by the
+ *      group-commit batcher's own writer in batches of 10 requests into a fresh embedded engine
+ *      (chDB is one engine per process: the server cannot share it);
  *   B. API: the real server as a child process; autocannon at full speed with a few connections,
  *      then an open-loop run at half the peak rate for acknowledge latency; afterwards the spans
  *      actually in ClickHouse are counted.
