@@ -58,7 +58,10 @@ function lazyClickHouse(config: Config): ClickHouseStore {
     async rows<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) {
       return (await open()).rows<T>(name, query, params, settings);
     },
-    insert: async (table, values) => (await open()).insert(table, values),
+    insert: async (table, values, columns) => (await open()).insert(table, values, columns),
+    async *stream(query, params, format) {
+      yield* (await open()).stream(query, params, format);
+    },
     command: async (name, query, params) => (await open()).command(name, query, params),
     async close() {
       const store = opened ?? (opening ? await opening.catch(() => undefined) : undefined);

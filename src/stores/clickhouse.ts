@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Config } from '../config.js';
 import { observeStoreCall } from '../platform/metrics.js';
+import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat } from './clickhouse-stream.js';
 
 export interface ClickHouseStore {
   readonly client: ClickHouseClient;
@@ -14,6 +15,8 @@ export interface ClickHouseStore {
   /** JSONEachRow objects; with `columns`, JSONCompactEachRow arrays in that order (cheaper to encode and parse). */
   insert(table: string, values: readonly object[], columns?: readonly string[]): Promise<void>;
   command(name: string, query: string, params?: Record<string, unknown>): Promise<void>;
+  /** A SELECT's result as formatted bytes, pulled chunk by chunk (constant memory for any result size). */
+  stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
   close(): Promise<void>;
 }
 
@@ -54,6 +57,9 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
         request_timeout: 60_000,
         clickhouse_settings: { date_time_input_format: 'best_effort' },
       });
+  const streamer = embedded
+    ? embeddedStreamer(path.join(config.dataDir, 'clickhouse'), database)
+    : serverStreamer(client);
   if (embedded) {
     // The embedded engine has no per-request database; create it and make it the session default.
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
@@ -97,7 +103,9 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
         client.command({ query, query_params: params, clickhouse_settings: { log_comment: name } }),
       );
     },
+    stream: (query, params, format) => streamer.stream(query, params, format),
     async close() {
+      await streamer.close();
       if (embedded) await releaseEmbedded();
       else await client.close();
     },

@@ -1,5 +1,7 @@
+import type { ResultChunk } from '../../stores/clickhouse-stream.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import { bind, queryTag, TenantWhere } from '../../stores/clickhouse-where.js';
+import { bind } from '../../stores/clickhouse-where.js';
+import type { TraceFilter } from './filters.js';
 import type { TraceKey } from './repo.js';
 import type { ExportFormat } from './schemas.js';
 
@@ -22,8 +24,6 @@ export const EXPORT_COLUMNS = [
   'error',
 ] as const;
 
-const DATETIME = "DateTime64(3, 'UTC')";
-
 // CSV has no null: no error is an empty field. JSONL keeps null, as Span.error does.
 const ERROR_EXPRESSION: Record<ExportFormat, string> = {
   csv: "ifNull(s.error, '')",
@@ -34,27 +34,23 @@ const CLICKHOUSE_FORMAT = { csv: 'CSV', jsonl: 'JSONEachRow' } as const;
 
 /**
  * Streaming export queries. ClickHouse formats the rows itself (CSV quoting, JSON escaping), and
- * the caller pipes the result stream to the HTTP reply.
+ * the caller pipes the chunks to the HTTP reply.
  */
 export function traceExportRepository(ch: ClickHouseStore) {
   return {
     /**
-     * The spans of one page of traces, one row per span, in the listing's order (started_at desc,
-     * id desc), spans by start time. `keys` come from the listing query, so both sides read a
-     * primary-key range: traces by (project, started_at span of the page), spans by (project, trace).
+     * The spans of one page of traces, one row per span: traces in `id` order as `keys` come, spans
+     * by start time. Both sides read primary-key ranges: spans by (project, trace_id), traces by
+     * the filter's own conditions (its time bounds prune) plus the page's ids.
      */
-    async openPage(tenantId: string, keys: readonly TraceKey[], format: ExportFormat, maxRows: number) {
+    streamPage(filter: TraceFilter, keys: readonly TraceKey[], format: ExportFormat, maxRows: number): AsyncIterable<ResultChunk> {
       const ids = keys.map((k) => k.id);
       const projects = [...new Set(keys.map((k) => k.project_id))];
-      const startedAt = keys.map((k) => k.started_at).sort();
-      const spans = TenantWhere.forTenant(tenantId)
-        .and`project_id IN ${bind('Array(UUID)', projects)}`
-        .and`trace_id IN ${bind('Array(UUID)', ids)}`;
-      const traces = spans
+      const traces = filter.where().and`id IN ${bind('Array(UUID)', ids)}`;
+      const spans = traces
         .sibling()
         .and`project_id IN ${bind('Array(UUID)', projects)}`
-        .and`started_at >= ${bind(DATETIME, startedAt[0])} AND started_at <= ${bind(DATETIME, startedAt[startedAt.length - 1])}`
-        .and`id IN ${bind('Array(UUID)', ids)}`;
+        .and`trace_id IN ${bind('Array(UUID)', ids)}`;
       const limit = spans.fragment`${bind('UInt64', maxRows)}`;
       const query = `
         SELECT
@@ -78,21 +74,11 @@ export function traceExportRepository(ch: ClickHouseStore) {
                  cost, input, output, error, start_time
           FROM spans FINAL WHERE ${spans.sql}
         ) AS s
-        INNER JOIN (
-          SELECT id, started_at, input, output FROM traces FINAL WHERE ${traces.sql}
-        ) AS t ON t.id = s.trace_id
-        ORDER BY t.started_at DESC, t.id DESC, s.start_time, s.span_id
-        LIMIT ${limit}`;
-      return ch.client.query({
-        query,
-        format: CLICKHOUSE_FORMAT[format],
-        query_params: spans.params,
-        clickhouse_settings: {
-          ...queryTag('traces.export', tenantId),
-          output_format_json_quote_64bit_integers: 0,
-          output_format_json_escape_forward_slashes: 0,
-        },
-      });
+        INNER JOIN (SELECT id, input, output FROM traces FINAL WHERE ${traces.sql}) AS t ON t.id = s.trace_id
+        ORDER BY s.trace_id, s.start_time, s.span_id
+        LIMIT ${limit}
+        SETTINGS output_format_json_quote_64bit_integers = 0, output_format_json_escape_forward_slashes = 0`;
+      return ch.stream(query, spans.params, CLICKHOUSE_FORMAT[format]);
     },
   };
 }

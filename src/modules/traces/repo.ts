@@ -13,11 +13,10 @@ export interface TraceLocation {
   startedAt: string;
 }
 
-/** Keys of a listed trace, enough to page through an export. */
+/** Keys of an exported trace, enough to page through an export. */
 export interface TraceKey {
   id: string;
   project_id: string;
-  started_at: string;
   span_count: number;
 }
 
@@ -42,14 +41,18 @@ export function traceRepository(ch: ClickHouseStore) {
       );
     },
 
-    /** Same order as listSlice, keys only: the export's page boundaries. */
-    async keysSlice(filter: TraceFilter, slice: Slice, limit: number): Promise<TraceKey[]> {
-      const where = slice.apply(filter.where());
+    /**
+     * Keys of the traces an export covers, in ClickHouse's order of `id`, after `afterId`. The export
+     * walks spans in the same order, so its pages read disjoint, ascending ranges of the spans
+     * sorting key (tenant, project, trace_id) instead of scattered ones (see export.ts).
+     */
+    async exportKeys(filter: TraceFilter, afterId: string | null, limit: number): Promise<TraceKey[]> {
+      const where = filter.where();
+      if (afterId) where.and`id > ${bind('UUID', afterId)}`;
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<TraceKey>(
         'traces.export_keys',
-        `SELECT id, project_id, started_at, span_count FROM traces FINAL WHERE ${where.sql}
-         ORDER BY started_at DESC, id DESC LIMIT ${max}`,
+        `SELECT id, project_id, span_count FROM traces FINAL WHERE ${where.sql} ORDER BY id LIMIT ${max}`,
         where.params,
         settings('traces.export_keys', filter.tenantId),
       );

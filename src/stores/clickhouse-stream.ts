@@ -1,0 +1,86 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Session } from 'chdb';
+
+export type StreamFormat = 'CSV' | 'JSONEachRow';
+
+/** Part of a query result as the engine formatted it, with the number of records it holds. */
+export interface ResultChunk {
+  data: Buffer;
+  rows: number;
+}
+
+/**
+ * Query results as a stream of formatted bytes, pulled chunk by chunk, so a large result never sits
+ * in memory whole. The @clickhouse/client adapter of chDB materialises every result before handing
+ * it over; chDB's own streaming sessions do not, and the HTTP client streams by nature.
+ */
+export interface ResultStreamer {
+  stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
+  close(): Promise<void>;
+}
+
+/**
+ * chDB allows one active stream per session, and any number of sessions on the engine's path in
+ * this process: sessions are pooled, one per concurrent stream.
+ */
+export function embeddedStreamer(chPath: string, database: string): ResultStreamer {
+  const idle: Session[] = [];
+  let closed = false;
+  const acquire = async (): Promise<Session> => {
+    const reused = idle.pop();
+    if (reused) return reused;
+    const { Session } = await import('chdb');
+    const session = new Session(chPath);
+    await session.queryAsync(`USE ${database}`); // database is an identifier checked by config
+    return session;
+  };
+  return {
+    async *stream(query, params, format) {
+      const session = await acquire();
+      try {
+        for await (const chunk of session.queryStreamBind(query, params, { format })) {
+          yield { data: Buffer.from(chunk.raw()), rows: chunk.numRows };
+        }
+      } finally {
+        if (closed) session.close();
+        else idle.push(session);
+      }
+    },
+    async close() {
+      closed = true;
+      for (const session of idle.splice(0)) session.close();
+    },
+  };
+}
+
+/** Over HTTP the client streams; records are counted from its lines (a CSV record may span lines). */
+export function serverStreamer(client: ClickHouseClient): ResultStreamer {
+  return {
+    async *stream(query, params, format) {
+      const result = await client.query({ query, query_params: params, format });
+      const countRecord = format === 'CSV' ? csvRecordCounter() : () => 1;
+      for await (const rows of result.stream()) {
+        let text = '';
+        let records = 0;
+        for (const row of rows) {
+          text += `${row.text}\n`;
+          records += countRecord(row.text);
+        }
+        yield { data: Buffer.from(text), rows: records };
+      }
+    },
+    async close() {},
+  };
+}
+
+/**
+ * The client splits a result at every newline; a CSV record may hold quoted newlines. A record
+ * ends at a newline outside quotes, and quotes inside a field are doubled, so parity decides.
+ */
+function csvRecordCounter(): (lineText: string) => number {
+  let insideQuotes = false;
+  return (text) => {
+    for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i + 1)) insideQuotes = !insideQuotes;
+    return insideQuotes ? 0 : 1;
+  };
+}
