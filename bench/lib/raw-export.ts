@@ -47,7 +47,7 @@ function exportSql(database: string, tenantId: string, projectId: string, window
       WHERE ${spans.sql} AND trace_id IN (SELECT id FROM ${database}.traces WHERE ${traces.sql})
     ) AS s
     INNER JOIN (SELECT id, started_at, input, output FROM ${database}.traces FINAL WHERE ${traces.sql}) AS t ON t.id = s.trace_id
-    ORDER BY t.started_at DESC, t.id DESC, s.start_time, s.span_id`;
+    ORDER BY s.trace_id, s.start_time, s.span_id`;
   return { sql, params: traces.params };
 }
 
