@@ -14,7 +14,7 @@ export interface ExportPaging {
   pageSpans: number;
 }
 
-const DEFAULT_PAGING: ExportPaging = { keyBatch: 10_000, pageTraces: 1_000, pageSpans: 20_000 };
+const DEFAULT_PAGING: ExportPaging = { keyBatch: 20_000, pageTraces: 5_000, pageSpans: 100_000 };
 
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
