@@ -1,48 +1,23 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import type { TraceRow } from '../ingest/rows.js';
+import type { SpanRow, TraceRow } from '../ingest/rows.js';
 import { writeTraceRows } from '../ingest/writer.js';
 
-/** What the rollup needs of each span of a trace (no input/output: only the root's are read). */
-export interface RollupSpanRow {
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  type: string;
-  model: string;
+/** Span columns as read back for OTLP: times as nanosecond strings, 64-bit counts possibly as strings. */
+type ReadSpan = Omit<SpanRow, 'start_time' | 'end_time' | 'prompt_tokens' | 'completion_tokens' | 'status_code'> & {
   start_ns: string;
   end_ns: string;
   prompt_tokens: number | string;
   completion_tokens: number | string;
-  cost: number;
-  error: string | null;
-  failure_type: string;
-  session: string[];
-  tags: string[][];
-  tag_map: Record<string, string>;
-}
-
-export interface ExportSpanRow {
-  project_id: string;
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  type: string;
-  input: string;
-  output: string;
-  model: string;
-  start_ns: string;
-  end_ns: string;
-  prompt_tokens: number | string;
-  completion_tokens: number | string;
-  cost: number;
-  error: string | null;
-  failure_type: string;
   status_code: number | string;
-  metadata: string;
-  otel_trace_id: string;
-  otel_span_id: string;
-}
+};
+
+/** What the rollup needs of each span of a trace (no input/output: only the root's are read). */
+export type RollupSpanRow = Pick<
+  ReadSpan,
+  'span_id' | 'parent_span_id' | 'name' | 'type' | 'model' | 'start_ns' | 'end_ns' | 'prompt_tokens' | 'completion_tokens' | 'cost' | 'error' | 'failure_type'
+> & { session: string[]; tags: string[][]; tag_map: Record<string, string> };
+
+export type ExportSpanRow = Omit<ReadSpan, 'tenant_id' | 'latency_ms' | 'embedding' | 'created_at' | 'version'>;
 
 export interface ExportFilter {
   projectId: string | undefined;
