@@ -40,6 +40,7 @@ describe('X-RateLimit headers over HTTP', () => {
       { method: 'POST', url: '/v1/projects', headers: viewer, payload: { name: 'x' } }, // 403
       { method: 'GET', url: '/v1/me', headers: t.auth }, // 403 session_required
       { method: 'GET', url: '/v1/apikeys', headers: t.auth },
+      { method: 'GET', url: '/v1/no-such-route', headers: t.auth }, // 404 for an unknown route
     ] as const;
     const remaining: number[] = [];
     const statuses: number[] = [];
@@ -52,7 +53,7 @@ describe('X-RateLimit headers over HTTP', () => {
       expect(h.reset).toBeLessThanOrEqual(60);
       remaining.push(h.remaining);
     }
-    expect(statuses).toEqual([200, 404, 422, 403, 403, 200]);
+    expect(statuses).toEqual([200, 404, 422, 403, 403, 200, 404]);
     // Strictly decreasing unless a minute boundary fell between two requests (then it restarts near the limit).
     for (let i = 1; i < remaining.length; i++) {
       if (remaining[i]! >= remaining[i - 1]!) expect(remaining[i]).toBe(limit - 1);

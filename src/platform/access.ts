@@ -86,7 +86,13 @@ export function registerAccessControl(app: FastifyInstance, authenticator: Authe
   app.addHook('onRoute', assertRouteHasPolicy);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const policy = request.routeOptions.config?.access;
-    if (!policy || policy.public) return; // unknown routes fall through to the 404 handler
+    if (policy?.public) return;
+    if (!policy) {
+      // An unknown route is a 404 for everyone; a valid credential still counts and sees its window.
+      const auth = await authenticator.authenticate(request.headers.authorization).catch(() => undefined);
+      if (auth) reply.headers(rateLimitHeaders(await limiter.hit(auth.tenantId, auth.plan, 'default')));
+      return;
+    }
     const auth = await authenticator.authenticate(request.headers.authorization);
     request.auth = auth;
     const window = await limiter.hit(auth.tenantId, auth.plan, policy.rateBucket ?? 'default');
