@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
@@ -50,6 +50,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logger: deps.logger ?? { level: deps.config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: true,
+    // Log lines name the request the way responses do (X-Request-Id, error bodies' request_id).
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     // Keep a caller's correlation id when it is safe to echo; otherwise mint a time-ordered one.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

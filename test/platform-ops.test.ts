@@ -67,5 +67,8 @@ describe('logs', () => {
       expect(text).not.toContain(secret);
     }
     expect(text).toContain('request completed');
+    // Log lines carry the same request id as the response header, under the same name.
+    const completed = lines.map((l) => JSON.parse(l) as { msg?: string; request_id?: string }).find((l) => l.msg === 'request completed');
+    expect(completed?.request_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
