@@ -2,7 +2,8 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# npm install, not npm ci: the lock omits other platforms' optional chDB packages (see scripts/test.sh).
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 # Build with the dev dependencies, then drop them so the runtime stage copies production ones only.
