@@ -32,7 +32,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       tags: ['traces'],
       summary: 'Export spans of the matching traces as CSV or JSONL',
       description:
-        'One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Streamed; a failure after the first byte aborts the connection.',
+        'One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Traces in id order, spans by start time within a trace. Streamed; a failure after the first byte aborts the connection.',
       querystring: exportTracesQuery,
     },
     handler: async (request, reply) => {
