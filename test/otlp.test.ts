@@ -265,6 +265,24 @@ describe('merging spans of one trace', () => {
     expect(usage!.traces).toBe(1); // one trace counted, however many requests carried it
   });
 
+  it('rolls up a trace whose spans keep arriving, without waiting for the stream to pause', async () => {
+    const t = await createTenant(ctx.app);
+    const traceId = otelTraceId();
+    const sent: number[] = [];
+    let firstSeenAfter: number | undefined;
+    // A span every 200 ms for 6 s: far longer than the rollup's 1 s delay.
+    for (let i = 0; i < 30 && firstSeenAfter === undefined; i++) {
+      const span = anOtlpSpan({ traceId, name: `tick ${i}`, startTimeUnixNano: ns(i * 1_000_000), endTimeUnixNano: ns(i * 1_000_000 + 500_000) });
+      expect((await post(t, anOtlpRequest([span]))).statusCode).toBe(200);
+      sent.push(i);
+      if ((await traceRows(t, traceUuid(traceId))).length > 0) firstSeenAfter = i;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    // Listed while spans were still arriving, not only once they stopped.
+    expect(firstSeenAfter, `trace row never appeared during ${sent.length} requests`).toBeDefined();
+    expect(firstSeenAfter!).toBeLessThan(29);
+  });
+
   it('moves the trace row when an earlier root arrives last, leaving one row with and without FINAL', async () => {
     const t = await createTenant(ctx.app);
     const traceId = otelTraceId();

@@ -42,7 +42,7 @@ class Rejections {
 /**
  * POST /v1/otlp/traces. Spans are validated one by one (a bad span is rejected, not the request),
  * their traces registered (new ones count against the monthly quota, known ones merge), the rows
- * group-committed like native ingest, and then a debounced rollup of each touched trace queued.
+ * group-committed like native ingest, and then a throttled rollup of each touched trace queued.
  * Only then is the request acknowledged, so an exporter's retry of anything unacknowledged is safe.
  */
 export class OtlpIngestService {
@@ -128,11 +128,15 @@ export class OtlpIngestService {
     return targets;
   }
 
-  /** Debounced per trace: later requests push the run back; never two runs of one trace at once. */
+  /**
+   * Throttled per trace: requests while a run waits join it, a request during a run queues one
+   * more, so a trace is recomputed at most about once per delay however long its spans keep
+   * coming (a debounce would postpone it for as long as the stream lasts), and never twice at once.
+   */
   private async scheduleRollup(job: TraceRollupJob): Promise<void> {
     await this.jobs.add('trace-rollup', 'rollup', job, {
       delay: ROLLUP_DELAY_MS,
-      deduplication: { id: `${job.tenant_id}:${job.trace_id}`, reschedule: true, keepLastIfActive: true },
+      deduplication: { id: `${job.tenant_id}:${job.trace_id}`, keepLastIfActive: true },
     });
   }
 }
