@@ -1,54 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Workers } from '../src/jobs/workers.js';
 import { spanHexOf, traceUuid } from '../src/modules/otlp/ids.js';
 import { tracesData, type TracesData } from '../src/modules/otlp/schemas.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, ns, otelSpanId, otelTraceId } from './builders/otlp.js';
-import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from './helpers/app.js';
-import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from './helpers/workers.js';
+import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';
+import { storedSpans, type StoredSpan } from './helpers/stored-spans.js';
+import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
 
 let ctx: TestContext;
-let workers: Workers;
 beforeAll(async () => {
-  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
-  workers = await startTestWorkers(ctx);
+  ctx = await startAppWithWorkers();
 });
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+afterAll(async () => ctx?.close());
 
 const WINDOW = 'from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z';
 
-interface SpanReadBack {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  type: string;
-  model: string;
-  input: string;
-  output: string;
-  start_ns: string;
-  end_ns: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost: number;
-  error: string | null;
-  failure_type: string;
-  status_code: number;
-  metadata: string;
-}
-
-const spansOfTenant = (t: TestTenant) =>
-  ctx.stores.ch.rows<SpanReadBack>(
-    'test',
-    `SELECT trace_id, span_id, parent_span_id, name, type, model, input, output, prompt_tokens, completion_tokens, cost,
-            error, failure_type, status_code, metadata,
-            toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns
-     FROM spans FINAL WHERE tenant_id = {t:UUID}`,
-    { t: t.tenantId },
-  );
+const spansOfTenant = (t: TestTenant) => storedSpans(ctx.stores.ch, t.tenantId);
 
 const traceRowsOf = (t: TestTenant) =>
   ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} ORDER BY id', { t: t.tenantId });
@@ -58,10 +25,11 @@ async function exportPage(t: TestTenant, query: string, role: 'owner' | 'member'
 }
 
 /** The spans of a tenant keyed by OTel ids, with parent links as OTel ids: comparable across tenants. */
-function comparable(rows: readonly SpanReadBack[]) {
+function comparable(rows: readonly StoredSpan[]) {
   return new Map(
     rows.map((r) => {
-      const { span_id, parent_span_id, trace_id, metadata, ...fields } = r;
+      // Ids and the project differ between the two tenants by construction; everything else must not.
+      const { span_id, parent_span_id, trace_id, metadata, project_id: _p, otel_trace_id: _ot, otel_span_id: _os, ...fields } = r;
       const meta = JSON.parse(metadata) as Record<string, unknown>;
       for (const key of ['session.id', 'looptrace.tags', 'looptrace.tag_map']) delete meta[key]; // trace fields carried on roots
       return [

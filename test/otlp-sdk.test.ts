@@ -12,10 +12,10 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Workers } from '../src/jobs/workers.js';
 import { spanUuid, traceUuid } from '../src/modules/otlp/ids.js';
-import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';
-import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from './helpers/workers.js';
+import { createTenant, type TestContext, type TestTenant } from './helpers/app.js';
+import { storedSpans, type StoredSpan } from './helpers/stored-spans.js';
+import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
 
 /*
  * The real OpenTelemetry JS SDK and both OTLP/HTTP exporters against the app listening on a
@@ -23,18 +23,13 @@ import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from './helpers/worker
  */
 
 let ctx: TestContext;
-let workers: Workers;
 let url: string;
 beforeAll(async () => {
-  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
-  workers = await startTestWorkers(ctx);
+  ctx = await startAppWithWorkers();
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   url = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}/v1/otlp/traces`;
 });
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+afterAll(async () => ctx?.close());
 
 type ExporterKind = 'proto' | 'json';
 type ProcessorKind = 'simple' | 'batch';
@@ -89,33 +84,6 @@ function agentRun(tracer: Tracer, rootEndsFirst: boolean): string {
 
 const nanos = (t: ReadableSpan['startTime']): string => (BigInt(t[0]) * 1_000_000_000n + BigInt(t[1])).toString();
 
-interface StoredSpan {
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  type: string;
-  model: string;
-  input: string;
-  output: string;
-  start_ns: string;
-  end_ns: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  error: string | null;
-  failure_type: string;
-  otel_span_id: string;
-  metadata: string;
-}
-
-async function storedSpans(t: TestTenant, traceId: string) {
-  return ctx.stores.ch.rows<StoredSpan>(
-    'test',
-    `SELECT span_id, parent_span_id, name, type, model, input, output, prompt_tokens, completion_tokens, error, failure_type, otel_span_id, metadata,
-            toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns
-     FROM spans FINAL WHERE tenant_id = {t:UUID} AND trace_id = {id:UUID}`,
-    { t: t.tenantId, id: traceUuid(traceId) },
-  );
-}
 
 /** Every span the SDK ended is stored exactly: ids, parent links, nanosecond times, mapped fields. */
 function expectStoredAsSent(stored: StoredSpan[], sent: ReadableSpan[]) {
@@ -171,7 +139,7 @@ describe('OpenTelemetry JS SDK → POST /v1/otlp/traces', () => {
 
       for (const traceId of [rootLast, rootFirst]) {
         const sent = finished.filter((s) => s.spanContext().traceId === traceId);
-        expectStoredAsSent(await storedSpans(t, traceId), sent);
+        expectStoredAsSent(await storedSpans(ctx.stores.ch, t.tenantId, traceUuid(traceId)), sent);
         const row = await expectTraceRow(t, traceId);
         // The trace spans from its earliest start to its latest end (a child may end after an early-ended root), in ms.
         const ms = (t: ReadableSpan['startTime']) => BigInt(nanos(t)) / 1_000_000n;

@@ -1,21 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Workers } from '../src/jobs/workers.js';
 import { spanUuid, traceUuid } from '../src/modules/otlp/ids.js';
 import { aTrace } from './builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, decodeProtobufResponse, gzip, ns, otelSpanId, otelTraceId, toProtobuf } from './builders/otlp.js';
-import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';
-import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from './helpers/workers.js';
+import { createTenant, type TestContext, type TestTenant } from './helpers/app.js';
+import { storedSpans } from './helpers/stored-spans.js';
+import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
 
 let ctx: TestContext;
-let workers: Workers;
 beforeAll(async () => {
-  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
-  workers = await startTestWorkers(ctx);
+  ctx = await startAppWithWorkers();
 });
-afterAll(async () => {
-  await workers?.close();
-  await ctx?.close();
-});
+afterAll(async () => ctx?.close());
 
 const post = (t: TestTenant, payload: unknown, headers: Record<string, string> = {}) =>
   ctx.app.inject({
@@ -28,37 +23,7 @@ const post = (t: TestTenant, payload: unknown, headers: Record<string, string> =
 const postProtobuf = (t: TestTenant, body: Buffer, headers: Record<string, string> = {}) =>
   ctx.app.inject({ method: 'POST', url: '/v1/otlp/traces', headers: { ...t.auth, 'content-type': 'application/x-protobuf', ...headers }, payload: body });
 
-interface StoredSpan {
-  span_id: string;
-  parent_span_id: string | null;
-  trace_id: string;
-  project_id: string;
-  name: string;
-  type: string;
-  input: string;
-  output: string;
-  model: string;
-  start_ns: string;
-  end_ns: string;
-  latency_ms: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost: number;
-  error: string | null;
-  failure_type: string;
-  status_code: number;
-  metadata: string;
-  otel_trace_id: string;
-  otel_span_id: string;
-}
-
-const spansOf = (t: TestTenant, traceId: string) =>
-  ctx.stores.ch.rows<StoredSpan>(
-    'test',
-    `SELECT *, toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns
-     FROM spans FINAL WHERE tenant_id = {t:UUID} AND trace_id = {id:UUID} ORDER BY start_time, name`,
-    { t: t.tenantId, id: traceId },
-  );
+const spansOf = (t: TestTenant, traceId: string) => storedSpans(ctx.stores.ch, t.tenantId, traceId);
 
 const traceRows = (t: TestTenant, traceId: string, final = true) =>
   ctx.stores.ch.rows<Record<string, unknown>>(

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { QueueName } from '../../src/jobs/queues.js';
 import { startWorkers, type Workers } from '../../src/jobs/workers.js';
-import type { TestContext } from './app.js';
+import { startApp, type TestContext } from './app.js';
 
 /**
  * Redis prefix of this test process. Start the app with `{ REDIS_PREFIX: TEST_REDIS_PREFIX }` so
@@ -28,6 +28,19 @@ export async function startTestWorkers(ctx: TestContext, queues: readonly QueueN
         await queue.obliterate({ force: true }).catch(() => {});
         await queue.close();
       }
+    },
+  };
+}
+
+/** A test app with this process's own Redis prefix and in-process workers; close() stops both. */
+export async function startAppWithWorkers(queues?: readonly QueueName[]): Promise<TestContext> {
+  const ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
+  const workers = await startTestWorkers(ctx, queues);
+  return {
+    ...ctx,
+    async close() {
+      await workers.close();
+      await ctx.close();
     },
   };
 }
