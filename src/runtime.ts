@@ -23,6 +23,11 @@ export async function openStores(config: Config = loadConfig(), options: { migra
     await migratePostgres(sql);
     await migrateClickHouse(ch, sql);
   }
+  return storesOf(config, sql, redis, ch);
+}
+
+/** Opened store handles as one `Stores`, closed together (ClickHouse first, Redis last). */
+export function storesOf(config: Config, sql: Sql, redis: Redis, ch: ClickHouseStore): Stores {
   return {
     config,
     sql,

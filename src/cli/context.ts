@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { appendAudit } from '../platform/audit/chain.js';
 import { Authenticator } from '../platform/auth.js';
-import type { Stores } from '../runtime.js';
+import { storesOf, type Stores } from '../runtime.js';
 import { buildServices, type Services } from '../services.js';
 import { createClickHouse, type ClickHouseStore } from '../stores/clickhouse.js';
 import { createPg } from '../stores/pg.js';
@@ -28,17 +28,7 @@ export function openCliContext(config: Config): CliContext {
   // Not stores/redis.ts: that one connects at construction, and most commands never touch Redis.
   const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 2 });
   const ch = lazyClickHouse(config);
-  const stores: Stores = {
-    config,
-    sql,
-    redis,
-    ch,
-    async close() {
-      await ch.close();
-      await sql.end({ timeout: 5 });
-      redis.disconnect();
-    },
-  };
+  const stores = storesOf(config, sql, redis, ch);
   const services = buildServices({ ...stores, authenticator: new Authenticator(sql, config.auth) });
   return { services, stores };
 }
