@@ -42,6 +42,9 @@ export const ALL_ROLES: readonly Role[] = ['owner', 'member', 'viewer'];
 export const WRITERS: readonly Role[] = ['owner', 'member'];
 export const OWNER_ONLY: readonly Role[] = ['owner'];
 
+/** Reads of trace data (traces, sessions, metrics): any token and role, query-scoped keys included, the spec's query rate bucket. */
+export const QUERY_READ: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', rateBucket: 'query' };
+
 export const PUBLIC: AccessPolicy = { public: true, tokens: [], roles: [], scope: 'read', audit: false };
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

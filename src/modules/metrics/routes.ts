@@ -1,14 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { ALL_ROLES, ANY_TOKEN, requireAuth, type AccessPolicy } from '../../platform/access.js';
+import { QUERY_READ, requireAuth } from '../../platform/access.js';
 import { metricsQuery, metricsResponse } from './schemas.js';
-
-export const METRICS_ACCESS: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', rateBucket: 'query' };
 
 export const metricsRoutes: FastifyPluginAsyncZod = async (app) => {
   const metrics = app.services.metrics;
 
   app.get('/v1/metrics', {
-    config: { access: METRICS_ACCESS },
+    config: { access: QUERY_READ },
     schema: {
       tags: ['metrics'],
       summary: 'Trace metrics per minute, hour or day',

@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { requireAuth } from '../../platform/access.js';
-import { TRACE_READ_ACCESS } from '../traces/routes.js';
+import { QUERY_READ, requireAuth } from '../../platform/access.js';
 import { listSessionsQuery, sessionDetail, sessionList, sessionParams, sessionTracesQuery } from './schemas.js';
 
 export const sessionRoutes: FastifyPluginAsyncZod = async (app) => {
   const sessions = app.services.sessions;
 
   app.get('/v1/sessions', {
-    config: { access: TRACE_READ_ACCESS },
+    config: { access: QUERY_READ },
     schema: {
       tags: ['sessions'],
       summary: 'Sessions (traces grouped by session_id), most recently active first',
@@ -19,7 +18,7 @@ export const sessionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/sessions/:id', {
-    config: { access: TRACE_READ_ACCESS },
+    config: { access: QUERY_READ },
     schema: {
       tags: ['sessions'],
       summary: "A session's totals and its traces, oldest first",

@@ -1,17 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { ALL_ROLES, ANY_TOKEN, requireAuth, type AccessPolicy } from '../../platform/access.js';
+import { QUERY_READ, requireAuth } from '../../platform/access.js';
 import { idParams } from '../../platform/schemas.js';
 import { EXPORT_CONTENT_TYPES } from './export.js';
 import { exportTracesQuery, listTracesQuery, traceDetail, traceList } from './schemas.js';
-
-/** Reads of traces: any token, any role, query-scoped keys included; the spec's query rate limit. */
-export const TRACE_READ_ACCESS: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', rateBucket: 'query' };
 
 export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   const { traces, traceExports } = app.services;
 
   app.get('/v1/traces', {
-    config: { access: TRACE_READ_ACCESS },
+    config: { access: QUERY_READ },
     schema: {
       tags: ['traces'],
       summary: 'List traces, newest first',
@@ -27,7 +24,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/traces/export', {
-    config: { access: TRACE_READ_ACCESS },
+    config: { access: QUERY_READ },
     schema: {
       tags: ['traces'],
       summary: 'Export spans of the matching traces as CSV or JSONL',
@@ -46,7 +43,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/traces/:id', {
-    config: { access: TRACE_READ_ACCESS },
+    config: { access: QUERY_READ },
     schema: {
       tags: ['traces'],
       summary: 'One trace with its spans and control_loop_depth',
