@@ -40,7 +40,6 @@ export const ANY_TOKEN: readonly TokenKind[] = ['apikey', 'session'];
 export const SESSION_ONLY: readonly TokenKind[] = ['session'];
 export const ALL_ROLES: readonly Role[] = ['owner', 'member', 'viewer'];
 export const WRITERS: readonly Role[] = ['owner', 'member'];
-export const OWNER_ONLY: readonly Role[] = ['owner'];
 
 /** Reads of trace data (traces, sessions, metrics): any token and role, query-scoped keys included, the spec's query rate bucket. */
 export const QUERY_READ: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', rateBucket: 'query' };

@@ -21,7 +21,6 @@ export class AppError extends Error {
 }
 
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
-export const forbidden = (code: string, message: string) => new AppError(403, code, message);
 export const conflict = (code: string, message: string) => new AppError(409, code, message);
 export const badRequest = (code: string, message: string, extra?: Record<string, unknown>) =>
   new AppError(400, code, message, extra);

@@ -72,12 +72,5 @@ export const PLANS: Record<PlanName, PlanLimits> = {
   },
 };
 
-/** Features gated by plan: the lowest plan that unlocks each. */
-export const FEATURE_MIN_PLAN = {
-  webhooks: 'pro',
-  semanticSearch: 'pro',
-  controlLoop: 'team',
-} as const satisfies Record<string, PlanName>;
-
 export const planRank = (plan: PlanName): number => PLAN_NAMES.indexOf(plan);
 export const planAtLeast = (plan: PlanName, required: PlanName): boolean => planRank(plan) >= planRank(required);

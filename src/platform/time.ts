@@ -13,7 +13,6 @@ export function isoToNanos(iso: string): bigint {
 }
 
 export const nanosToMillis = (ns: bigint): number => Number(ns / NS_PER_MS);
-export const millisToNanos = (ms: number): bigint => BigInt(Math.trunc(ms)) * NS_PER_MS;
 
 /** ClickHouse DateTime64(9) literal in UTC: `YYYY-MM-DD hh:mm:ss.nnnnnnnnn`. */
 export function nanosToClickHouse(ns: bigint): string {

@@ -55,13 +55,6 @@ export const traceInput = z
   .describe('IngestTrace');
 export type TraceInput = z.infer<typeof traceInput>;
 
-// Required keys are declared present-but-any so that a missing `input`/`output` is a 422, not coerced.
-export const traceBody = traceInput.superRefine((trace, ctx) => {
-  for (const key of ['input', 'output'] as const) {
-    if (!(key in trace)) ctx.addIssue({ code: 'custom', path: [key], message: 'required' });
-  }
-});
-
 export const ingestResult = z.object({ id: z.guid(), span_count: z.number().int() }).describe('IngestResult');
 
 export const MAX_BATCH_TRACES = 1_000;
