@@ -2,18 +2,38 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError } from './errors.js';
 
-interface FieldProblem {
+export interface FieldProblem {
   path: string;
   message: string;
 }
 
-function valueAt(root: unknown, path: string[]): unknown {
+/** One failed check of a schema: where (path segments), what kind (zod's code) and why. */
+export interface SchemaIssue {
+  path: readonly PropertyKey[];
+  code: string;
+  message: string;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let node = root;
   for (const key of path) {
     if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[key];
+    node = (node as Record<PropertyKey, unknown>)[key];
   }
   return node;
+}
+
+/**
+ * Problems of a schema failure as `prefix.path: message`, and whether one of them is a required
+ * field that is absent from `input` — the 422 case of DESIGN.md §3 (anything else is a 400).
+ */
+export function describeIssues(issues: readonly SchemaIssue[], input: unknown, prefix: string): { missing: boolean; problems: FieldProblem[] } {
+  let missing = false;
+  const problems = issues.map((issue) => {
+    if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(input, issue.path) === undefined) missing = true;
+    return { path: [prefix, ...issue.path.map(String)].join('.'), message: issue.message };
+  });
+  return { missing, problems };
 }
 
 /**
@@ -25,15 +45,12 @@ export function validationError(error: FastifyError, request: FastifyRequest): A
   const source = { body: request.body, querystring: request.query, params: request.params, headers: request.headers }[
     context
   ];
-  const issues = hasZodFastifySchemaValidationErrors(error) ? error.validation : [];
-  const problems: FieldProblem[] = [];
-  let missing = false;
-  for (const issue of issues) {
-    const segments = issue.instancePath.split('/').filter(Boolean);
-    const path = [context === 'querystring' ? 'query' : context, ...segments].join('.');
-    if (issue.keyword === 'invalid_type' && valueAt(source, segments) === undefined && segments.length > 0) missing = true;
-    problems.push({ path, message: issue.message ?? 'invalid value' });
-  }
+  const issues = (hasZodFastifySchemaValidationErrors(error) ? error.validation : []).map((issue) => ({
+    path: issue.instancePath.split('/').filter(Boolean),
+    code: issue.keyword,
+    message: issue.message ?? 'invalid value',
+  }));
+  const { missing, problems } = describeIssues(issues, source, context === 'querystring' ? 'query' : context);
   const summary = problems.map((p) => `${p.path}: ${p.message}`).join('; ') || error.message;
   return missing
     ? new AppError(422, 'validation_error', summary, { details: problems })

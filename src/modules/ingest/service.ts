@@ -1,5 +1,6 @@
 import type { AuthContext } from '../../platform/auth.js';
 import { AppError, unavailable } from '../../platform/errors.js';
+import { describeIssues } from '../../platform/http-errors.js';
 import { PLANS } from '../../platform/plans.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { ProjectService } from '../projects/service.js';
@@ -16,17 +17,6 @@ interface Candidate {
 
 export const quotaExceeded = (quota: number | null) =>
   new AppError(402, 'trace_quota_exceeded', `monthly trace quota of ${quota} traces is exhausted`, { required_plan: 'pro' });
-
-function issuesToProblems(issues: readonly { path: PropertyKey[]; message: string; code: string }[], raw: unknown) {
-  let missing = false;
-  const problems = issues.map((i) => {
-    let node: unknown = raw;
-    for (const key of i.path) node = node !== null && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined;
-    if (i.code === 'invalid_type' && node === undefined && i.path.length > 0) missing = true;
-    return { path: i.path.map(String).join('.'), message: i.message };
-  });
-  return { missing, problems };
-}
 
 function failedItem(index: number, id: string | null, status: number, code: string, error: string): BatchItemResult {
   return { index, id, status, code, error };
@@ -65,8 +55,8 @@ export class IngestService {
     for (const [index, raw] of items.entries()) {
       const parsed = traceInput.safeParse(raw);
       if (!parsed.success) {
-        const { missing, problems } = issuesToProblems(parsed.error.issues, raw);
-        const message = problems.map((p) => `body.traces.${index}.${p.path}: ${p.message}`).join('; ');
+        const { missing, problems } = describeIssues(parsed.error.issues, raw, `body.traces.${index}`);
+        const message = problems.map((p) => `${p.path}: ${p.message}`).join('; ');
         results[index] = failedItem(index, null, missing ? 422 : 400, missing ? 'validation_error' : 'bad_request', message);
         continue;
       }
