@@ -1,14 +1,10 @@
+import type { FieldProblem } from '../../platform/http-errors.js';
 import { newId } from '../../platform/ids.js';
 import { implausibleTime, isoToNanos, millisToClickHouse, nanosToClickHouse, nanosToMillis } from '../../platform/time.js';
 import { classifyFailure, type FailureType } from './failures.js';
 import { computeCost, findPrice, type TokenPrice } from './prices.js';
 import { summarizeSpans, tagPairs, type SpanRow, type SpanSummary, type TraceRow } from './rows.js';
 import type { TraceInput } from './schemas.js';
-
-export interface FieldProblem {
-  path: string;
-  message: string;
-}
 
 export interface NormalizedTrace {
   trace: TraceRow;

@@ -1,11 +1,11 @@
 import type { AuthContext } from '../../platform/auth.js';
 import { AppError, unavailable } from '../../platform/errors.js';
-import { describeIssues } from '../../platform/http-errors.js';
+import { describeIssues, type FieldProblem } from '../../platform/http-errors.js';
 import { PLANS } from '../../platform/plans.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { ProjectService } from '../projects/service.js';
 import type { GroupCommitBatcher } from './batcher.js';
-import { normalizeTrace, type FieldProblem, type NormalizedTrace } from './normalize.js';
+import { normalizeTrace, type NormalizedTrace } from './normalize.js';
 import type { PriceBook } from './price-book.js';
 import type { IngestRepository, Reservation } from './repo.js';
 import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
