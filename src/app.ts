@@ -94,10 +94,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const authenticator = new Authenticator(deps.sql, deps.config.auth);
-  const services = buildServices({ ...deps, authenticator });
+  const services = buildServices({ ...deps, authenticator, log: app.log });
   app.decorate('services', services);
+  // Before the first request: this process's writer is registered and its predecessors' pending
+  // trace writes are settled, so a client retrying what a crash cut off is never answered 409.
+  app.addHook('onReady', async () => {
+    const settled = await services.traceRegistry.start();
+    if (settled.committed + settled.released > 0) app.log.info(settled, 'settled trace writes left pending by an earlier process');
+  });
   // Rows accepted before close are written (or their requests failed) before the stores close.
-  app.addHook('onClose', async () => services.batcher.drain());
+  app.addHook('onClose', async () => {
+    await services.batcher.drain();
+    await services.traceRegistry.stop().catch((err: unknown) => app.log.warn({ err }, 'could not retire the ingest writer'));
+  });
   const removeDepthSource = addQueueDepthSource(() => services.jobs.depths());
   app.addHook('onClose', async () => {
     removeDepthSource();

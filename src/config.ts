@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -36,6 +37,8 @@ const envSchema = z.object({
   AUDIT_ANCHOR_RETENTION_DAYS: z.coerce.number().int().positive().default(3650),
   INGEST_FLUSH_MS: z.coerce.number().int().min(0).max(1000).default(5),
   INGEST_FLUSH_ROWS: z.coerce.number().int().positive().default(20_000),
+  INGEST_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  LOOPTRACE_INSTANCE_ID: optionalString,
   LOOPTRACE_EXIT_WITH_PARENT: z.enum(['0', '1', 'true', 'false']).optional(),
 });
 
@@ -69,7 +72,12 @@ export type Config = {
     s3: { bucket: string; region: string | undefined; endpoint: string | undefined } | undefined;
     retentionDays: number;
   };
-  ingest: { flushMs: number; flushRows: number };
+  ingest: { flushMs: number; flushRows: number; writeTimeoutMs: number };
+  /**
+   * This process's stable name across restarts (host and port unless set): a process that starts
+   * retires the earlier ones of its instance, whose pending trace writes are then settled at once.
+   */
+  instanceId: string;
   /** Shut down gracefully when the launching process dies (npm does not pass SIGTERM on to us). */
   exitWithParent: boolean;
 };
@@ -134,7 +142,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
       retentionDays: e.AUDIT_ANCHOR_RETENTION_DAYS,
     },
-    ingest: { flushMs: e.INGEST_FLUSH_MS, flushRows: e.INGEST_FLUSH_ROWS },
+    ingest: { flushMs: e.INGEST_FLUSH_MS, flushRows: e.INGEST_FLUSH_ROWS, writeTimeoutMs: e.INGEST_WRITE_TIMEOUT_MS },
+    instanceId: e.LOOPTRACE_INSTANCE_ID ?? `${hostname()}:${e.PORT}`,
     exitWithParent: e.LOOPTRACE_EXIT_WITH_PARENT === '1' || e.LOOPTRACE_EXIT_WITH_PARENT === 'true',
   };
 }

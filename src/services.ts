@@ -1,8 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
-import { GroupCommitBatcher } from './modules/ingest/batcher.js';
+import { abandonAfterMs, GroupCommitBatcher } from './modules/ingest/batcher.js';
 import { PriceBook } from './modules/ingest/price-book.js';
+import { TraceRegistry, type RegistryLog } from './modules/ingest/registry.js';
+import { registryRepository } from './modules/ingest/registry-repo.js';
 import { ingestRepository } from './modules/ingest/repo.js';
+import { storedTraceRepository } from './modules/ingest/stored-repo.js';
 import { writeTraceBatch } from './modules/ingest/writer.js';
 import { IngestService } from './modules/ingest/service.js';
 import { apiKeyRepository } from './modules/apikeys/repo.js';
@@ -45,6 +48,8 @@ export interface ServiceDeps {
   redis: Redis;
   ch: ClickHouseStore;
   authenticator: Authenticator;
+  /** Where services report what they survive rather than throw (the app's logger; the CLI passes none). */
+  log?: RegistryLog;
 }
 
 /** The composition root: every service is built here once and handed to routes, jobs and the CLI. */
@@ -56,22 +61,42 @@ export function buildServices(deps: ServiceDeps) {
   const me = new MeService(userRepository(deps.sql), tenants);
   const auditAnchors = createAuditAnchorService(deps.sql, deps.config);
   const audit = new AuditService(deps.sql, auditLogRepository(deps.sql), auditAnchors);
-  const ingestRepo = ingestRepository(deps.sql);
-  const prices = new PriceBook(ingestRepo);
-  const metricsDirty = new MetricsDirtyTracker(deps.redis, deps.config.redisPrefix);
-  // The metrics rollup learns of every committed trace row through metricsDirty (see aroundWrite).
+  const log = deps.log ?? { warn: () => {} };
+  const prices = new PriceBook(ingestRepository(deps.sql));
+  const metricsDirty = new MetricsDirtyTracker(deps.sql);
+  const batcherOptions = {
+    maxRows: deps.config.ingest.flushRows,
+    maxWaitMs: deps.config.ingest.flushMs,
+    maxConcurrentWrites: deps.ch.embedded ? 1 : 4,
+    writeTimeoutMs: deps.config.ingest.writeTimeoutMs,
+  };
+  const traceRegistry = new TraceRegistry(registryRepository(deps.sql), storedTraceRepository(deps.ch), metricsDirty, log, {
+    instance: deps.config.instanceId,
+    abandonAfterMs: abandonAfterMs(batcherOptions),
+  });
+  // Once a group commit is in ClickHouse, before any of its requests is answered: the metrics
+  // rollup learns of its trace rows, then the registry confirms its traces. Should the mark fail,
+  // the traces stay pending, and the settlement that later finds them stored marks them instead.
   const batcher = new GroupCommitBatcher(
-    (batch) =>
-      metricsDirty.aroundWrite(batch.traces, () => writeTraceBatch(deps.ch, batch)),
-    { maxRows: deps.config.ingest.flushRows, maxWaitMs: deps.config.ingest.flushMs, maxConcurrentWrites: deps.ch.embedded ? 1 : 4 },
+    (batch) => writeTraceBatch(deps.ch, batch),
+    async (batch) => {
+      try {
+        await metricsDirty.markRows(batch.traces);
+      } catch (err) {
+        log.warn({ err }, 'metrics rollup marks failed after a commit; its traces stay pending until settled');
+        return;
+      }
+      await traceRegistry.confirm(batch);
+    },
+    batcherOptions,
   );
-  const ingest = new IngestService(ingestRepo, projects, deps.ch, batcher, prices);
+  const ingest = new IngestService(traceRegistry, projects, batcher, prices);
   // Queue handles of the API side (closed with the app); workers consume them (jobs/workers.ts).
   const jobs = new JobEnqueuer(deps.config.redisUrl, deps.config.redisPrefix);
   const otlpRepo = otlpRepository(deps.ch);
-  const otlpIngest = new OtlpIngestService(ingestRepo, projects, batcher, prices, jobs);
+  const otlpIngest = new OtlpIngestService(traceRegistry, projects, batcher, prices, jobs, log);
   const otlpExport = new OtlpExportService(otlpRepo);
-  const traceRollup = new TraceRollupService(otlpRepo, ingestRepo, metricsDirty);
+  const traceRollup = new TraceRollupService(otlpRepo, traceRegistry, metricsDirty);
   const metricsRepo = metricsRepository(deps.ch);
   const metrics = new MetricsService(metricsRepo, projects);
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
@@ -80,7 +105,7 @@ export function buildServices(deps: ServiceDeps) {
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  return { traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

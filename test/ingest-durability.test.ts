@@ -63,14 +63,4 @@ describe('acknowledged means durable', () => {
     const [usage] = await ctx.stores.sql<{ traces: number }[]>`select traces from trace_usage where tenant_id = ${t.tenantId}`;
     expect(usage!.traces).toBe(3);
   });
-
-  it('reclaims the id of a reservation whose write never happened (crashed process)', async () => {
-    const t = await createTenant(ctx.app);
-    const trace = aTrace();
-    await ctx.stores.sql`
-      insert into trace_registry (tenant_id, trace_id, project_id, started_at, source, created_at)
-      values (${t.tenantId}, ${trace.id}, ${t.projectId}, now(), 'native', now() - interval '1 hour')`;
-    expect((await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: trace })).statusCode).toBe(201);
-    expect((await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: trace })).statusCode).toBe(409);
-  });
 });

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorkers } from '../src/jobs/workers.js';
-import { MetricsDirtyTracker } from '../src/modules/metrics/dirty.js';
+import { MetricsDirtyTracker, type ClaimedMinute } from '../src/modules/metrics/dirty.js';
+import { metricsRepository } from '../src/modules/metrics/repo.js';
+import { MetricsRollup } from '../src/modules/metrics/rollup.js';
 import { metricsResponse } from '../src/modules/metrics/schemas.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from './helpers/app.js';
 
-// BullMQ queues and the dirty-minute set of this process stay apart from other test processes.
+// BullMQ queues of this process stay apart from other test processes.
 const REDIS_PREFIX = `looptrace-test-metrics-${process.pid}`;
 const T0 = Date.parse('2026-10-05T10:00:00.000Z');
 const MIN = 60_000;
@@ -82,7 +84,20 @@ async function okMetrics(query: Record<string, string | number>, auth = a.auth) 
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const rollup = () => ctx.app.services.metricsRollup.processDue();
+
+/**
+ * Tenants of this file. The dirty set is one Postgres table shared by every test process, but each
+ * process has its own embedded ClickHouse: a claim here must only take this file's minutes (another
+ * file's would be recomputed against the wrong ClickHouse and forgotten), so rollups are scoped.
+ */
+const ownTenants: string[] = [];
+async function newTenant(plan?: Parameters<typeof createTenant>[1]): Promise<TestTenant> {
+  const t = await createTenant(ctx.app, plan);
+  ownTenants.push(t.tenantId);
+  return t;
+}
+const scopedRollup = () => new MetricsRollup(metricsRepository(ctx.stores.ch), new MetricsDirtyTracker(ctx.stores.sql, { tenantIds: [...ownTenants] }));
+const rollup = () => scopedRollup().processDue();
 
 // ---- the oracle: the same aggregation done by hand over the fixture ----
 
@@ -133,7 +148,7 @@ function expectSeriesMatches(series: Series, buckets: Map<number, Sample[]>) {
 
 beforeAll(async () => {
   ctx = await startApp({ REDIS_PREFIX });
-  a = await createTenant(ctx.app, 'pro');
+  a = await newTenant('pro');
   const project = await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: a.auth, payload: { name: 'second' } });
   aSecondProject = project.json().id;
   samples = [
@@ -159,6 +174,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (ctx) {
+    await ctx.stores.sql`delete from metrics_dirty_minutes where tenant_id = any(${ownTenants}::uuid[])`;
     const keys = await ctx.stores.redis.keys(`${REDIS_PREFIX}:*`);
     if (keys.length > 0) await ctx.stores.redis.del(...keys);
     await ctx.close();
@@ -215,7 +231,7 @@ describe('GET /v1/metrics', () => {
 
   it('never shows another tenant its data, nor a rollup of another tenant', async () => {
     const before = await okMetrics({ from: iso(T0), to: iso(T0 + DAY), interval: 'hour', group_by: 'model' });
-    const b = await createTenant(ctx.app, 'starter');
+    const b = await newTenant('starter');
     await ingest(b, [sample(T0 + 3_000, 'chat', 'gpt-4o', 9_999, { error: true }), sample(T0 + MIN, 'other', 'mistral-large', 77)]);
     await rollup();
     expect(await okMetrics({ from: iso(T0), to: iso(T0 + DAY), interval: 'hour', group_by: 'model' })).toEqual(before);
@@ -262,7 +278,7 @@ describe('GET /v1/metrics', () => {
     expect((await metrics(bearer(key.json().secret), {})).statusCode).toBe(200);
 
     expect((await metrics(a.auth, {})).headers['x-ratelimit-limit']).toBe('36000');
-    const starter = await createTenant(ctx.app, 'starter');
+    const starter = await newTenant('starter');
     expect((await metrics(starter.auth, {})).headers['x-ratelimit-limit']).toBe('3600');
   });
 });
@@ -281,7 +297,7 @@ describe('the rollup under rewritten trace rows', () => {
   }
 
   beforeAll(async () => {
-    t = await createTenant(ctx.app);
+    t = await newTenant();
     list = [
       sample(T0 + 1_000, 'chat', 'gpt-4o', 100),
       sample(T0 + 2_000, 'chat', 'gpt-4o', 200),
@@ -358,49 +374,155 @@ describe('the rollup under rewritten trace rows', () => {
 });
 
 describe('MetricsDirtyTracker', () => {
-  const tracker = () => new MetricsDirtyTracker(ctx.stores.redis, `${REDIS_PREFIX}:tracker-${randomUUID()}`, { settleMs: 10_000, leaseMs: 5_000 });
+  // Fixed times in the past: rows marked by other test files (due at the real clock) are never due here.
   const now = Date.parse('2026-11-01T00:00:00Z');
-  const tenant = randomUUID();
+  const LEASE = 5_000;
+  /** A tracker over the shared table, claiming only `tenants` (fresh per test; see ownTenants). */
+  const tracker = (tenants: readonly string[], sql = ctx.stores.sql) => new MetricsDirtyTracker(sql, { leaseMs: LEASE, tenantIds: tenants });
+  const freshTenant = () => {
+    const id = randomUUID();
+    ownTenants.push(id);
+    return id;
+  };
+  const minutes = (claimed: readonly ClaimedMinute[]) => claimed.map((c) => c.minuteMs).sort((x, y) => x - y);
+  const stored = (tenants: readonly string[]) => ctx.stores.sql<{ tenant_id: string; minute: Date; generation: number; due_at: Date }[]>`
+    select tenant_id, minute, generation, due_at from metrics_dirty_minutes where tenant_id = any(${[...tenants]}::uuid[])
+    order by tenant_id, minute`;
 
-  it('keeps a minute marked again while it was being recomputed', async () => {
-    const dirty = tracker();
+  it('claims due minutes once and keeps a minute marked again while it was being recomputed', async () => {
+    const tenant = freshTenant();
+    const dirty = tracker([tenant]);
     await dirty.mark(tenant, [T0 + 1_000, T0 + 59_000, T0 + MIN], now);
     const claimed = await dirty.claim(10, now);
-    expect(claimed.map((c) => c.minuteMs).sort()).toEqual([T0, T0 + MIN]);
+    expect(claimed.map((c) => c.tenantId)).toEqual([tenant, tenant]);
+    expect(minutes(claimed)).toEqual([T0, T0 + MIN]);
     expect(await dirty.claim(10, now + 1)).toEqual([]); // leased
-    await dirty.mark(tenant, [T0], now + 2);
+    await dirty.mark(tenant, [T0], now + 2); // new data in 10:00 while it is being recomputed
     await dirty.complete(claimed);
-    expect((await dirty.claim(10, now + 3)).map((c) => c.minuteMs)).toEqual([T0]);
+    expect((await stored([tenant])).map((r) => r.minute.getTime())).toEqual([T0]);
+    const again = await dirty.claim(10, now + 3);
+    expect(minutes(again)).toEqual([T0]);
+    await dirty.complete(again);
+    expect(await stored([tenant])).toEqual([]);
   });
 
-  it('hands a lease out again once it expires (a crashed worker)', async () => {
-    const dirty = tracker();
+  it('never postpones a due minute, and claims the oldest due first across tenants', async () => {
+    const [t1, t2] = [freshTenant(), freshTenant()];
+    const dirty = tracker([t1, t2]);
+    await dirty.mark(t1, [T0], now + 20);
+    await dirty.mark(t2, [T0], now + 10);
+    await dirty.mark(t1, [T0 + MIN], now);
+    await dirty.mark(t1, [T0 + MIN], now + 30); // a later mark of a due minute keeps it due since `now`
+    const first = await dirty.claim(2, now + 30);
+    expect(first.map((c) => [c.tenantId, c.minuteMs]).sort()).toEqual([[t1, T0 + MIN], [t2, T0]].sort());
+    expect(first.find((c) => c.tenantId === t1)!.generation).toBe(2);
+    const rest = await dirty.claim(2, now + 30);
+    expect(rest.map((c) => [c.tenantId, c.minuteMs])).toEqual([[t1, T0]]);
+    await dirty.complete([...first, ...rest]);
+    expect(await stored([t1, t2])).toEqual([]);
+  });
+
+  it('hands a minute out again once its lease expires (a crashed worker), and at once when it is marked', async () => {
+    const tenant = freshTenant();
+    const dirty = tracker([tenant]);
     await dirty.mark(tenant, [T0], now);
     expect(await dirty.claim(10, now)).toHaveLength(1);
-    expect(await dirty.claim(10, now + 4_999)).toHaveLength(0);
-    expect(await dirty.claim(10, now + 5_000)).toHaveLength(1);
+    expect(await dirty.claim(10, now + LEASE - 1)).toHaveLength(0);
+    const second = await dirty.claim(10, now + LEASE);
+    expect(minutes(second)).toEqual([T0]);
+    expect(await dirty.claim(10, now + LEASE + 1)).toHaveLength(0);
+    await dirty.mark(tenant, [T0], now + LEASE + 2); // marked while leased: due at once, not at the lease's end
+    const third = await dirty.claim(10, now + LEASE + 2);
+    expect(minutes(third)).toEqual([T0]);
+    await dirty.complete(second); // stale: the minute was marked since that claim
+    expect(await stored([tenant])).toHaveLength(1);
+    await dirty.complete(third);
+    expect(await stored([tenant])).toEqual([]);
   });
 
-  it('marks around a write: due at once after it, and still due later if that mark is lost', async () => {
-    const dirty = tracker();
-    const row = { tenant_id: tenant, started_at: '2026-10-05 10:00:30.000' };
-    let claimedDuringWrite: unknown[] = [];
-    await dirty.aroundWrite([row], async () => {
-      claimedDuringWrite = await dirty.claim(10);
+  it('never gives the same minute to two concurrent claimers (unscoped, as the rollup job claims)', async () => {
+    const tenant = freshTenant();
+    // Unscoped claimers see every due row, so they run at a random instant of 2001: rows of other
+    // files are due at the real clock, and this test's own earlier runs are completed below.
+    const at = Date.UTC(2001, 0, 1) + Math.floor(Math.random() * 364 * DAY);
+    const marked = Array.from({ length: 300 }, (_, i) => T0 + i * MIN);
+    await tracker([tenant]).mark(tenant, marked, at);
+    const claimers = Array.from({ length: 4 }, () => new MetricsDirtyTracker(ctx.stores.sql, { leaseMs: LEASE }));
+    const claimed: ClaimedMinute[] = [];
+    try {
+      for (let round = 0; round < 20; round += 1) {
+        const batches = await Promise.all(claimers.map((c) => c.claim(25, at)));
+        claimed.push(...batches.flat());
+        if (batches.every((b) => b.length === 0)) break;
+      }
+      const keys = claimed.map((c) => `${c.tenantId}|${c.minuteMs}`);
+      expect(new Set(keys).size).toBe(keys.length);
+      expect(minutes(claimed.filter((c) => c.tenantId === tenant))).toEqual(marked);
+    } finally {
+      await claimers[0]!.complete(claimed);
+    }
+    expect(await stored([tenant])).toEqual([]);
+  });
+
+  it('marks many rows of two tenants in one statement, each minute once', async () => {
+    const [t1, t2] = [freshTenant(), freshTenant()];
+    let statements = 0;
+    const counting = new Proxy(ctx.stores.sql, {
+      apply(target, self, args) {
+        statements += 1;
+        return Reflect.apply(target, self, args) as unknown;
+      },
     });
-    expect(claimedDuringWrite).toEqual([]); // the expectation is not due while the write runs
+    const dirty = tracker([t1, t2], counting);
+    // 1,200 rows over 40 minutes per tenant, both started_at forms, in no particular order.
+    const rows = Array.from({ length: 1_200 }, (_, i) => {
+      const startedAt = new Date(T0 + ((i * 7) % 40) * MIN + ((i * 997) % MIN));
+      const written = i % 2 === 0 ? startedAt.toISOString().replace('T', ' ').slice(0, 23) : startedAt.toISOString();
+      return { tenant_id: i % 3 === 0 ? t2 : t1, started_at: written };
+    });
+    await dirty.markRows(rows, now);
+    expect(statements).toBe(1);
+    const all = Array.from({ length: 40 }, (_, i) => T0 + i * MIN);
+    const byTenant = (tenant: string) => (r: { tenant_id: string }) => r.tenant_id === tenant;
+    const rowsAfter = await stored([t1, t2]);
+    for (const tenant of [t1, t2]) {
+      expect(rowsAfter.filter(byTenant(tenant)).map((r) => [r.minute.getTime(), r.generation])).toEqual(all.map((m) => [m, 1]));
+    }
+    expect(rowsAfter.every((r) => r.due_at.getTime() === now)).toBe(true);
+    // A second group commit touching some of those minutes bumps only theirs.
+    await dirty.markRows([rows[0]!, rows[1]!], now + 1);
+    expect((await stored([t1, t2])).filter((r) => r.generation === 2)).toHaveLength(2);
+    await dirty.complete(await dirty.claim(1_000, now + 1));
+    expect(await stored([t1, t2])).toEqual([]);
+  });
+
+  it('marks around a write: after it, not before, and not at all when it fails', async () => {
+    const tenant = freshTenant();
+    const dirty = tracker([tenant]);
+    const row = { tenant_id: tenant, started_at: '2026-10-05 10:00:30.000' };
+    let storedDuringWrite: unknown[] = ['not run'];
+    const result = await dirty.aroundWrite([row], async () => {
+      storedDuringWrite = await stored([tenant]);
+      return 'written';
+    });
+    expect(result).toBe('written');
+    expect(storedDuringWrite).toEqual([]);
     const due = await dirty.claim(10);
     expect(due.map((c) => [c.tenantId, c.minuteMs])).toEqual([[tenant, T0]]);
     await dirty.complete(due);
-    // The expectation made before the write comes due after settleMs even without the second mark.
-    const later = await dirty.claim(10, Date.now() + 10_001);
-    expect(later.map((c) => [c.tenantId, c.minuteMs])).toEqual([[tenant, T0]]);
+
+    await expect(dirty.aroundWrite([row], () => Promise.reject(new Error('ClickHouse is down')))).rejects.toThrow('ClickHouse is down');
+    let wrote = false;
+    const bad = { tenant_id: tenant, started_at: '2026-13-45 10:00:30.000' };
+    await expect(dirty.aroundWrite([bad], async () => (wrote = true))).rejects.toThrow(RangeError);
+    expect(wrote).toBe(false);
+    expect(await stored([tenant])).toEqual([]);
   });
 });
 
 describe('the metrics-rollup job', () => {
   it('runs on the workers and brings new traces into GET /v1/metrics', async () => {
-    const t = await createTenant(ctx.app);
+    const t = await newTenant();
     const workers = await startWorkers(ctx.app.services, ctx.stores, ctx.app.log);
     try {
       await ingest(t, [sample(T0 + 7_000, 'chat', 'gpt-4o', 123)]);

@@ -17,6 +17,8 @@ export const QUEUES = {
   retention: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
   // Repeatable every 5 s; a failed pass is simply redone by the next one (claims are leased).
   'metrics-rollup': { attempts: 1 },
+  // Repeatable every 10 s: settles abandoned trace reservations, re-queues owed OTLP rollups.
+  'ingest-reconcile': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 export type QueueName = keyof typeof QUEUES;

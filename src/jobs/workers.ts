@@ -44,6 +44,17 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       },
     },
     {
+      queue: 'ingest-reconcile',
+      cron: '*/10 * * * * *',
+      // Idempotent: everything it does is re-derived from the registry and ClickHouse each pass.
+      processor: async () => {
+        const settled = await services.traceRegistry.settleAbandoned();
+        const requeued = await services.otlpIngest.requeueOwedRollups();
+        await services.traceRegistry.forgetRetiredWriters();
+        return { ...settled, requeued_rollups: requeued };
+      },
+    },
+    {
       queue: 'metrics-rollup',
       cron: '*/5 * * * * *',
       // Idempotent: recomputes dirty (tenant, minute) rollup slices from traces FINAL.
@@ -66,6 +77,8 @@ export async function startWorkers(
     if (options.queues && !options.queues.includes(reg.queue)) continue;
     const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: 4 });
     worker.on('failed', (job, err) => log.error({ queue: reg.queue, job: job?.id, err }, 'job failed'));
+    // Connection errors while Redis is away: BullMQ reconnects by itself; unlistened, they would crash the process.
+    worker.on('error', (err) => log.warn({ queue: reg.queue, err: err.message }, 'queue worker error'));
     opened.push(worker);
     if (reg.cron) {
       const queue = new Queue(reg.queue, { connection, prefix, defaultJobOptions: jobOptions(reg.queue) });

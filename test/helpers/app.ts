@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,9 @@ export async function startApp(
   env: Record<string, string> = {},
   options: Pick<AppDeps, 'onRoute'> = {},
 ): Promise<TestContext> {
-  const config = loadConfig({ ...process.env, LOOPTRACE_DATA_DIR: processDataDir, ...env });
+  // Every app is its own ingest writer: apps of parallel test files must not retire each other.
+  const instance = `test-${process.pid}-${randomUUID()}`;
+  const config = loadConfig({ ...process.env, LOOPTRACE_DATA_DIR: processDataDir, LOOPTRACE_INSTANCE_ID: instance, ...env });
   const stores = await openStores(config, { migrate: true });
   const app = await buildApp({ ...stores, logger: false, ...options });
   await app.ready();

@@ -1,8 +1,19 @@
+import type { Registration } from './registry-repo.js';
 import type { SpanRow, TraceRow } from './rows.js';
 
 export interface RowBatch {
   traces: TraceRow[];
   spans: SpanRow[];
+  /** The traces these rows belong to, for the registry to confirm once the write commits. */
+  registrations: Registration[];
+}
+
+export interface BatcherOptions {
+  maxRows: number;
+  maxWaitMs: number;
+  maxConcurrentWrites: number;
+  /** A write not committed by then fails its requests (503); see `abandonAfterMs`. */
+  writeTimeoutMs: number;
 }
 
 interface Waiter {
@@ -10,14 +21,31 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
+export class WriteTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`the trace store did not commit the write within ${ms} ms`);
+    this.name = 'WriteTimeoutError';
+  }
+}
+
+/**
+ * How long after its reservation a write can no longer commit through this batcher: it waits at
+ * most one write (the one in flight when it was submitted), then runs one of its own, each bounded
+ * by the write time-out. A pending reservation older than this has no live write behind it.
+ */
+export const abandonAfterMs = (options: Pick<BatcherOptions, 'maxWaitMs' | 'writeTimeoutMs'>): number =>
+  options.maxWaitMs + 2 * options.writeTimeoutMs + 2_000;
+
 /**
  * Group commit: rows from concurrent requests are written to ClickHouse together, and each request
- * is answered only once the write holding its rows has committed. A batch flushes when it reaches
- * `maxRows` or `maxWaitMs` after its first row; while a write is in flight, new rows accumulate
- * into the next batch, so under load batches grow instead of writes queueing.
+ * is answered only once the write holding its rows has committed and `afterCommit` (the registry's
+ * confirmation) has run. A batch flushes when it reaches `maxRows` or `maxWaitMs` after its first
+ * row; while a write is in flight, new rows accumulate into the next batch, so under load batches
+ * grow instead of writes queueing. A write that outlives its time-out fails its requests but is
+ * still followed: if it commits after all, `afterCommit` runs for it then.
  */
 export class GroupCommitBatcher {
-  private pending: RowBatch = { traces: [], spans: [] };
+  private pending: RowBatch = { traces: [], spans: [], registrations: [] };
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
@@ -25,13 +53,15 @@ export class GroupCommitBatcher {
 
   constructor(
     private readonly write: (batch: RowBatch) => Promise<void>,
-    private readonly options: { maxRows: number; maxWaitMs: number; maxConcurrentWrites: number },
+    private readonly afterCommit: (batch: RowBatch) => Promise<void>,
+    private readonly options: BatcherOptions,
   ) {}
 
-  submit(traces: readonly TraceRow[], spans: readonly SpanRow[]): Promise<void> {
+  submit(traces: readonly TraceRow[], spans: readonly SpanRow[], registrations: readonly Registration[]): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.traces.push(...traces);
       this.pending.spans.push(...spans);
+      this.pending.registrations.push(...registrations);
       this.waiters.push({ resolve, reject });
       if (this.rowCount() >= this.options.maxRows) this.flushSoon(0);
       else this.flushSoon(this.options.maxWaitMs);
@@ -63,11 +93,11 @@ export class GroupCommitBatcher {
     if (this.inFlight >= this.options.maxConcurrentWrites) return; // the finishing write flushes again
     const batch = this.pending;
     const waiters = this.waiters;
-    this.pending = { traces: [], spans: [] };
+    this.pending = { traces: [], spans: [], registrations: [] };
     this.waiters = [];
     this.inFlight += 1;
     try {
-      await this.write(batch);
+      await this.committed(batch);
       for (const w of waiters) w.resolve();
     } catch (err) {
       for (const w of waiters) w.reject(err);
@@ -76,6 +106,24 @@ export class GroupCommitBatcher {
       if (this.waiters.length > 0) this.flushSoon(this.rowCount() >= this.options.maxRows ? 0 : this.options.maxWaitMs);
       else this.notifyIdle();
     }
+  }
+
+  /** The write, bounded by the time-out, then its confirmation (which never fails the write). */
+  private async committed(batch: RowBatch): Promise<void> {
+    const write = this.write(batch);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WriteTimeoutError(this.options.writeTimeoutMs)), this.options.writeTimeoutMs);
+    });
+    try {
+      await Promise.race([write, timeout]);
+    } catch (err) {
+      if (err instanceof WriteTimeoutError) write.then(() => this.afterCommit(batch), () => {});
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.afterCommit(batch);
   }
 
   private notifyIdle(): void {

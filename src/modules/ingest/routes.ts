@@ -18,7 +18,9 @@ export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       tags: ['ingest'],
       summary: 'Ingest one trace with its spans',
-      description: 'Answers 201 only once the trace is committed to the trace store. 409 for an existing id, 402 past the monthly quota, 403 error.project.archived.',
+      description:
+        'Answers 201 only once the trace is committed to the trace store. 409 for an id whose trace is stored, 402 past the monthly ' +
+        'quota, 403 error.project.archived, 503 with Retry-After when a store does not answer or an earlier write of the same id is still in flight.',
       body: traceInput,
       response: { 201: ingestResult },
     },
@@ -34,7 +36,9 @@ export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       tags: ['ingest'],
       summary: 'Ingest up to 1,000 traces',
-      description: 'Per-item results. 201 all created, 207 mixed, 409 all duplicates; when every item failed alike, that status.',
+      description:
+        'Per-item results. 201 all created, 207 mixed, 409 all duplicates; when every item failed alike, that status. ' +
+        'An item answered 503 has an earlier write of the same id still in flight: retry it after Retry-After (set whenever one is).',
       body: batchBody,
       response: {
         201: batchResult,
@@ -45,11 +49,13 @@ export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
         404: batchFailure,
         409: batchFailure,
         422: batchFailure,
+        503: batchFailure,
       },
     },
     handler: async (request, reply) => {
       const auth = requireAuth(request);
-      const { status, results } = await ingest.ingestBatch(auth, request.body.traces);
+      const { status, results, retryAfterSeconds } = await ingest.ingestBatch(auth, request.body.traces);
+      if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));
       const created = results.filter((r: { status: number }) => r.status === 201).length;
       request.auditResource = { type: 'trace', id: null, details: { traces: results.length, created } };
       if (status < 300) return reply.status(status as 201 | 207).send({ results });

@@ -2,18 +2,21 @@ import type { AuthContext } from '../../platform/auth.js';
 import { AppError, unavailable } from '../../platform/errors.js';
 import { describeIssues, type FieldProblem } from '../../platform/http-errors.js';
 import { PLANS } from '../../platform/plans.js';
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { ProjectService } from '../projects/service.js';
-import type { GroupCommitBatcher } from './batcher.js';
+import { WriteTimeoutError, type GroupCommitBatcher } from './batcher.js';
 import { normalizeTrace, type NormalizedTrace } from './normalize.js';
 import type { PriceBook } from './price-book.js';
-import type { IngestRepository, Reservation } from './repo.js';
+import type { NativeReservation, TraceRegistry } from './registry.js';
 import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
 
 interface Candidate {
   index: number;
   normalized: NormalizedTrace;
 }
+
+/** A trace whose earlier write may still commit: the client retries it, shortly. */
+const IN_FLIGHT_RETRY_SECONDS = 1;
+const inFlight = (id: string) => unavailable(`trace ${id} is being written by an earlier request; retry`, IN_FLIGHT_RETRY_SECONDS);
 
 export const quotaExceeded = (quota: number | null) =>
   new AppError(402, 'trace_quota_exceeded', `monthly trace quota of ${quota} traces is exhausted`, { required_plan: 'pro' });
@@ -24,9 +27,8 @@ function failedItem(index: number, id: string | null, status: number, code: stri
 
 export class IngestService {
   constructor(
-    private readonly repo: IngestRepository,
+    private readonly registry: TraceRegistry,
     private readonly projects: ProjectService,
-    private readonly ch: ClickHouseStore,
     private readonly batcher: GroupCommitBatcher,
     private readonly prices: PriceBook,
   ) {}
@@ -39,13 +41,14 @@ export class IngestService {
     if (Array.isArray(normalized)) throw this.invalid(normalized);
     const reservation = await this.reserve(auth, project.id, [normalized], new Date(now));
     if (reservation.duplicates.length > 0) throw new AppError(409, 'trace_exists', `trace ${normalized.trace.id} already exists`);
+    if (reservation.inFlight.length > 0) throw inFlight(normalized.trace.id);
     if (reservation.overQuota.length > 0) throw quotaExceeded(PLANS[auth.plan].tracesPerMonth);
-    await this.commit(auth.tenantId, [normalized], new Date(now));
+    await this.commit(auth.tenantId, [normalized]);
     return { id: normalized.trace.id, span_count: normalized.spans.length };
   }
 
   /** POST /v1/ingest/batch: every item validated and reserved on its own; one group commit for all. */
-  async ingestBatch(auth: AuthContext, items: readonly unknown[]): Promise<{ status: number; results: BatchItemResult[] }> {
+  async ingestBatch(auth: AuthContext, items: readonly unknown[]): Promise<{ status: number; results: BatchItemResult[]; retryAfterSeconds?: number }> {
     const results: BatchItemResult[] = new Array(items.length);
     const now = Date.now();
     const prices = await this.prices.forTenant(auth.tenantId);
@@ -96,11 +99,15 @@ export class IngestService {
       if (unique.length === 0) continue;
       const reservation = await this.reserve(auth, projectId, unique.map((c) => c.normalized), new Date(now));
       const duplicates = new Set(reservation.duplicates);
+      const inFlightIds = new Set(reservation.inFlight);
       const overQuota = new Set(reservation.overQuota);
       for (const c of unique) {
         const id = c.normalized.trace.id;
         if (duplicates.has(id)) results[c.index] = failedItem(c.index, id, 409, 'trace_exists', `trace ${id} already exists`);
-        else if (overQuota.has(id)) {
+        else if (inFlightIds.has(id)) {
+          const err = inFlight(id);
+          results[c.index] = failedItem(c.index, id, err.status, err.code, err.message);
+        } else if (overQuota.has(id)) {
           const err = quotaExceeded(PLANS[auth.plan].tracesPerMonth);
           results[c.index] = failedItem(c.index, id, err.status, err.code, err.message);
         } else accepted.push(c);
@@ -108,10 +115,11 @@ export class IngestService {
     }
 
     if (accepted.length > 0) {
-      await this.commit(auth.tenantId, accepted.map((c) => c.normalized), new Date(now));
+      await this.commit(auth.tenantId, accepted.map((c) => c.normalized));
       for (const c of accepted) results[c.index] = { index: c.index, id: c.normalized.trace.id, status: 201 };
     }
-    return { status: batchStatus(results), results };
+    const retryable = results.some((r) => r.status === 503);
+    return { status: batchStatus(results), results, ...(retryable ? { retryAfterSeconds: IN_FLIGHT_RETRY_SECONDS } : {}) };
   }
 
   private invalid(problems: FieldProblem[]): AppError {
@@ -120,47 +128,22 @@ export class IngestService {
     });
   }
 
-  /**
-   * Reserves ids in the registry. A duplicate whose registry row is old and whose trace is absent
-   * from ClickHouse is the orphan of a write that never finished: it is claimed again, not a 409.
-   */
-  private async reserve(auth: AuthContext, projectId: string, traces: readonly NormalizedTrace[], now: Date): Promise<Reservation> {
-    const quota = PLANS[auth.plan].tracesPerMonth;
+  private reserve(auth: AuthContext, projectId: string, traces: readonly NormalizedTrace[], now: Date): Promise<NativeReservation> {
     const entries = traces.map((t) => ({ traceId: t.trace.id, startedAtMs: t.startedAtMs }));
-    const first = await this.repo.reserve(auth.tenantId, projectId, entries, quota, now);
-    if (first.duplicates.length === 0) return first;
-    const stale = await this.repo.staleRegistrations(auth.tenantId, first.duplicates);
-    if (stale.length === 0) return first;
-    const stored = new Set(
-      (
-        await this.ch.rows<{ id: string }>(
-          'ingest.orphan_check',
-          'SELECT id FROM traces WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}',
-          { tenant: auth.tenantId, ids: stale },
-        )
-      ).map((r) => r.id),
-    );
-    const orphans = stale.filter((id) => !stored.has(id));
-    if (orphans.length === 0) return first;
-    await this.repo.forget(auth.tenantId, orphans);
-    const retry = await this.repo.reserve(auth.tenantId, projectId, entries.filter((e) => orphans.includes(e.traceId)), quota, now);
-    const reclaimed = new Set(orphans);
-    return {
-      accepted: [...first.accepted, ...retry.accepted],
-      duplicates: [...first.duplicates.filter((id) => !reclaimed.has(id)), ...retry.duplicates],
-      overQuota: [...first.overQuota, ...retry.overQuota],
-    };
+    return this.registry.reserveNative(auth.tenantId, projectId, entries, PLANS[auth.plan].tracesPerMonth, now);
   }
 
-  /** Group-commits the rows; on failure the reservations are released and nothing is acknowledged. */
-  private async commit(tenantId: string, traces: readonly NormalizedTrace[], now: Date): Promise<void> {
+  /** Group-commits the rows; on failure nothing is acknowledged and the reservations are settled. */
+  private async commit(tenantId: string, traces: readonly NormalizedTrace[]): Promise<void> {
     try {
       await this.batcher.submit(
         traces.map((t) => t.trace),
         traces.flatMap((t) => t.spans),
+        traces.map((t) => ({ tenantId, traceId: t.trace.id, projectId: t.trace.project_id, startedAtMs: t.startedAtMs, source: 'native' as const })),
       );
     } catch (err) {
-      await this.repo.release(tenantId, traces.map((t) => t.trace.id), now).catch(() => {});
+      // A write that timed out may still commit: its reservations stay ours until it is abandoned.
+      if (!(err instanceof WriteTimeoutError)) await this.registry.abandon(tenantId, traces.map((t) => t.trace.id)).catch(() => {});
       throw Object.assign(unavailable('the trace store did not accept the write; retry later', 2), { cause: err });
     }
   }

@@ -3,7 +3,7 @@ import type { RowBatch } from './batcher.js';
 import { SPAN_COLUMNS, TRACE_COLUMNS, type TraceRow } from './rows.js';
 
 /** Writes one group commit: spans first, so a trace row is never visible without its spans. */
-export async function writeTraceBatch(ch: ClickHouseStore, batch: RowBatch): Promise<void> {
+export async function writeTraceBatch(ch: ClickHouseStore, batch: Pick<RowBatch, 'traces' | 'spans'>): Promise<void> {
   await ch.insert('spans', batch.spans, SPAN_COLUMNS);
   await writeTraceRows(ch, batch.traces);
 }

@@ -1,115 +1,88 @@
-import type { Redis } from 'ioredis';
 import { clickHouseToIso } from '../../platform/time.js';
+import type { Sql } from '../../stores/pg.js';
+import { metricsDirtyRepository, type ClaimedMinute, type DirtyMinute, type MetricsDirtyRepository } from './dirty-repo.js';
+
+export type { ClaimedMinute, DirtyMinute } from './dirty-repo.js';
 
 export const MINUTE_MS = 60_000;
 
-/** One (tenant, minute) whose traces changed and whose rollup must be recomputed. */
-export interface DirtyMinute {
-  tenantId: string;
-  /** Start of the UTC minute, epoch ms. */
-  minuteMs: number;
-}
-
-export interface ClaimedMinute extends DirtyMinute {
-  member: string;
-  lease: number;
-}
-
 export interface DirtyTrackerOptions {
-  /** How long an expectation (mark before a write) waits before it is due: longer than any write can take. */
-  settleMs: number;
   /** How long a claimed minute stays invisible to other claimers before it is due again (crashed worker). */
   leaseMs: number;
+  /**
+   * Claim only these tenants' minutes (marks are never filtered): a catch-up or backfill of some
+   * tenants that leaves everyone else's minutes to the rollup job. Also what keeps parallel test
+   * processes, each with its own embedded ClickHouse, from recomputing each other's minutes.
+   */
+  tenantIds?: readonly string[];
 }
 
-const DEFAULTS: DirtyTrackerOptions = { settleMs: 300_000, leaseMs: 120_000 };
-
-// Claims up to ARGV[2] due members (score <= ARGV[1]), oldest first, leasing each until ARGV[3].
-const CLAIM = `
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, m in ipairs(due) do redis.call('ZADD', KEYS[1], ARGV[3], m) end
-return due`;
-
-// Removes members still holding the lease ARGV[1]; a member marked again since its claim stays.
-const COMPLETE = `
-local removed = 0
-for i = 2, #ARGV do
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
-  if score and tonumber(score) == tonumber(ARGV[1]) then
-    redis.call('ZREM', KEYS[1], ARGV[i])
-    removed = removed + 1
-  end
-end
-return removed`;
+const DEFAULTS: DirtyTrackerOptions = { leaseMs: 120_000 };
 
 const minuteOf = (ms: number): number => Math.floor(ms / MINUTE_MS) * MINUTE_MS;
 /** A `traces.started_at` as written (`YYYY-MM-DD hh:mm:ss.fff`, UTC) or as ISO 8601 → epoch ms. */
 const rowStartMs = (startedAt: string): number => Date.parse(startedAt.includes('T') ? startedAt : clickHouseToIso(startedAt));
 
+/** Each (tenant, minute) once; throws on a time that is not a date (a bug upstream, never silently dropped). */
+function distinctMinutes(minutes: readonly DirtyMinute[]): DirtyMinute[] {
+  const distinct = new Map<string, DirtyMinute>();
+  for (const m of minutes) {
+    if (!Number.isFinite(m.minuteMs)) throw new RangeError('metrics dirty tracker: a trace start time is not a valid date');
+    distinct.set(`${m.tenantId}|${m.minuteMs}`, m);
+  }
+  return [...distinct.values()];
+}
+
 /**
- * Dirty (tenant, minute) slices of the metrics rollup, in one Redis sorted set scored by the time
- * each becomes due. Members are `d|tenant|minute` (due now: data is committed) or `p|tenant|minute`
- * (expected: a write is about to happen; due only after `settleMs`). A claim leases members by
- * moving their score forward; completion removes only members whose score is still the lease, so
- * a mark that arrives during a recomputation is never lost. Due marks only lower a score (ZADD LT),
- * expectations only raise theirs (ZADD GT): neither can hide the other's pending work.
+ * Dirty (tenant, minute) slices of the metrics rollup, one Postgres row each (so losing Redis loses
+ * none), with the time it is next due and a generation that every mark bumps. A mark makes a minute
+ * due now (never later than it already was); a claim leases due minutes by moving their due time to
+ * the end of the lease; completion deletes only minutes whose generation is still the one claimed,
+ * so a mark that arrives during a recomputation is never lost, and a crashed worker's minutes come
+ * due again when the lease ends.
  */
 export class MetricsDirtyTracker {
-  private readonly key: string;
+  private readonly repo: MetricsDirtyRepository;
   private readonly options: DirtyTrackerOptions;
 
-  constructor(
-    private readonly redis: Redis,
-    prefix: string,
-    options: Partial<DirtyTrackerOptions> = {},
-  ) {
-    this.key = `${prefix}:metrics:dirty`;
+  constructor(sql: Sql, options: Partial<DirtyTrackerOptions> = {}) {
+    this.repo = metricsDirtyRepository(sql);
     this.options = { ...DEFAULTS, ...options };
   }
 
   /** Traces of `tenantId` starting at these times were written or rewritten: recompute their minutes. */
   async mark(tenantId: string, startedAtMs: readonly number[], now = Date.now()): Promise<void> {
-    await this.add('d', 'LT', startedAtMs.map((ms) => ({ tenantId, minuteMs: minuteOf(ms) })), now);
+    await this.repo.mark(distinctMinutes(startedAtMs.map((ms) => ({ tenantId, minuteMs: minuteOf(ms) }))), new Date(now));
+  }
+
+  /** The same for trace rows as written, of any tenants: one statement (called once per group commit). */
+  async markRows(rows: readonly { tenant_id: string; started_at: string }[], now = Date.now()): Promise<void> {
+    await this.repo.mark(minutesOfRows(rows), new Date(now));
   }
 
   /**
-   * Runs a write of trace rows between an expectation and a due mark. The expectation (before the
-   * write) fails the write cleanly when Redis is down; the due mark (after) makes the minutes due at
-   * once. If that second mark is lost, the expectation still comes due after `settleMs`, when the
-   * write has long committed, so acknowledged rows always reach the rollup.
+   * Runs a write of trace rows, then marks their minutes. Rows whose start is not a date fail before
+   * the write. If the mark fails the error propagates: the write is not acknowledged.
    */
   async aroundWrite<T>(rows: readonly { tenant_id: string; started_at: string }[], write: () => Promise<T>): Promise<T> {
-    const minutes = rows.map((r) => ({ tenantId: r.tenant_id, minuteMs: minuteOf(rowStartMs(r.started_at)) }));
-    await this.add('p', 'GT', minutes, Date.now() + this.options.settleMs);
+    const minutes = minutesOfRows(rows);
     const result = await write();
-    await this.add('d', 'LT', minutes, Date.now()).catch(() => {
-      // The expectation above comes due after settleMs; the rows are committed either way.
-    });
+    await this.repo.mark(minutes, new Date());
     return result;
   }
 
-  /** Leases up to `max` due minutes; the caller recomputes them and then calls `complete`. */
+  /** Leases up to `max` due minutes, oldest due first; the caller recomputes them and then calls `complete`. */
   async claim(max: number, now = Date.now()): Promise<ClaimedMinute[]> {
-    const lease = now + this.options.leaseMs;
-    const members = (await this.redis.eval(CLAIM, 1, this.key, now, max, lease)) as string[];
-    return members.map((member) => {
-      const [, tenantId = '', minute = '0'] = member.split('|');
-      return { member, tenantId, minuteMs: Number(minute) * 1000, lease };
-    });
+    if (max <= 0 || this.options.tenantIds?.length === 0) return [];
+    return this.repo.claim(max, new Date(now), new Date(now + this.options.leaseMs), this.options.tenantIds);
   }
 
   /** Forgets claimed minutes that were not marked again while they were being recomputed. */
   async complete(claimed: readonly ClaimedMinute[]): Promise<void> {
-    const byLease = new Map<number, string[]>();
-    for (const c of claimed) byLease.set(c.lease, [...(byLease.get(c.lease) ?? []), c.member]);
-    for (const [lease, members] of byLease) await this.redis.eval(COMPLETE, 1, this.key, lease, ...members);
+    await this.repo.complete(claimed);
   }
+}
 
-  private async add(kind: 'd' | 'p', rule: 'LT' | 'GT', minutes: readonly DirtyMinute[], score: number): Promise<void> {
-    const valid = minutes.filter((m) => Number.isFinite(m.minuteMs));
-    if (valid.length < minutes.length) throw new RangeError('metrics dirty tracker: a trace start time is not a valid date');
-    const members = [...new Set(valid.map((m) => `${kind}|${m.tenantId}|${m.minuteMs / 1000}`))];
-    if (members.length === 0) return;
-    await this.redis.zadd(this.key, rule, ...members.flatMap((m) => [score, m]));
-  }
+function minutesOfRows(rows: readonly { tenant_id: string; started_at: string }[]): DirtyMinute[] {
+  return distinctMinutes(rows.map((r) => ({ tenantId: r.tenant_id, minuteMs: minuteOf(rowStartMs(r.started_at)) })));
 }

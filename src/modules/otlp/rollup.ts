@@ -1,5 +1,5 @@
 import { buildTraceRow } from '../ingest/normalize.js';
-import type { IngestRepository } from '../ingest/repo.js';
+import type { TraceRegistry } from '../ingest/registry.js';
 import { summarizeSpans } from '../ingest/rows.js';
 import { nanosToMillis } from '../../platform/time.js';
 import type { OtlpRepository, RollupSpanRow } from './repo.js';
@@ -55,12 +55,20 @@ function traceHints(spans: readonly RollupSpanRow[], root: RollupSpanRow) {
 export class TraceRollupService {
   constructor(
     private readonly repo: OtlpRepository,
-    private readonly registry: IngestRepository,
+    private readonly registry: TraceRegistry,
     private readonly observer?: TraceWriteObserver,
   ) {}
 
   async rollup(job: TraceRollupJob): Promise<RollupOutcome> {
     const { tenant_id: tenantId, project_id: projectId, trace_id: traceId } = job;
+    // Read before the spans: span commits confirmed after this point owe the trace another rollup.
+    const spansAt = await this.registry.spansAt(tenantId, traceId);
+    const outcome = await this.recompute(tenantId, projectId, traceId);
+    if (spansAt) await this.registry.markRolledUp(tenantId, traceId, spansAt);
+    return outcome;
+  }
+
+  private async recompute(tenantId: string, projectId: string, traceId: string): Promise<RollupOutcome> {
     const spans = await this.repo.traceSpans(tenantId, projectId, traceId);
     if (spans.length === 0) return { status: 'no_spans' };
     const root = pickRoot(spans);

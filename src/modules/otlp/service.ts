@@ -3,10 +3,11 @@ import type { AuthContext } from '../../platform/auth.js';
 import { unavailable } from '../../platform/errors.js';
 import { PLANS } from '../../platform/plans.js';
 import { nanosToMillis } from '../../platform/time.js';
-import type { GroupCommitBatcher } from '../ingest/batcher.js';
+import { WriteTimeoutError, type GroupCommitBatcher } from '../ingest/batcher.js';
 import { buildSpan, type SpanFields } from '../ingest/normalize.js';
 import type { PriceBook } from '../ingest/price-book.js';
-import type { IngestRepository } from '../ingest/repo.js';
+import type { RegistryLog, TraceRegistry } from '../ingest/registry.js';
+import type { Registration } from '../ingest/registry-repo.js';
 import type { SpanRow } from '../ingest/rows.js';
 import { quotaExceeded } from '../ingest/service.js';
 import type { ProjectService } from '../projects/service.js';
@@ -25,6 +26,12 @@ export interface OtlpExportResult {
 /** Bursts of requests for one trace collapse into one recompute this long after the last one. */
 export const ROLLUP_DELAY_MS = 1_000;
 const MAX_REASONS = 5;
+/** A rollup owed this long has missed its queued job (a queued one runs after ROLLUP_DELAY_MS). */
+const OWED_ROLLUP_AFTER_MS = 10_000;
+const OWED_ROLLUP_PAGE = 1_000;
+
+const earliestStartMs = (spans: readonly SpanFields[]): number =>
+  nanosToMillis(spans.reduce((min, s) => (s.startNs < min ? s.startNs : min), spans[0]!.startNs));
 
 /** Counts rejected spans and keeps the first few reasons for the partialSuccess message. */
 class Rejections {
@@ -47,11 +54,12 @@ class Rejections {
  */
 export class OtlpIngestService {
   constructor(
-    private readonly registry: IngestRepository,
+    private readonly registry: TraceRegistry,
     private readonly projects: ProjectService,
     private readonly batcher: GroupCommitBatcher,
     private readonly prices: PriceBook,
     private readonly jobs: JobEnqueuer,
+    private readonly log: RegistryLog,
   ) {}
 
   async export(auth: AuthContext, request: readonly OtlpResourceSpans[], projectParam: string | undefined): Promise<OtlpExportResult> {
@@ -80,20 +88,28 @@ export class OtlpIngestService {
       }
     }
 
-    const targets = await this.placeTraces(auth, project.id, byTrace, rejections, new Date(now));
+    const { targets, fresh } = await this.placeTraces(auth, project.id, byTrace, rejections, new Date(now));
     const prices = await this.prices.forTenant(auth.tenantId);
     const rows: SpanRow[] = [];
+    const registrations: Registration[] = [];
     for (const [traceId, projectId] of targets) {
-      for (const fields of byTrace.get(traceId)!) rows.push(buildSpan(fields, { tenantId: auth.tenantId, projectId, prices, now }).row);
+      const spans = byTrace.get(traceId)!;
+      for (const fields of spans) rows.push(buildSpan(fields, { tenantId: auth.tenantId, projectId, prices, now }).row);
+      registrations.push({ tenantId: auth.tenantId, traceId, projectId, startedAtMs: earliestStartMs(spans), source: 'otlp' });
     }
     if (rows.length > 0) {
       try {
-        await this.batcher.submit([], rows);
-        await Promise.all([...targets].map(([traceId, projectId]) => this.scheduleRollup({ tenant_id: auth.tenantId, project_id: projectId, trace_id: traceId })));
+        await this.batcher.submit([], rows, registrations);
       } catch (err) {
         // Nothing is acknowledged: the exporter retries, and re-sent spans collapse onto the same rows.
+        if (!(err instanceof WriteTimeoutError)) await this.registry.abandon(auth.tenantId, fresh).catch(() => {});
         throw Object.assign(unavailable('the trace store did not accept the write; retry later', 2), { cause: err });
       }
+      // The spans are committed and the registry owes each trace a rollup (spans_at): a queue that
+      // is away now only delays it until the reconcile job finds it owed.
+      await Promise.all(
+        [...targets].map(([traceId, projectId]) => this.scheduleRollup({ tenant_id: auth.tenantId, project_id: projectId, trace_id: traceId })),
+      ).catch((err: unknown) => this.log.warn({ err, traces: targets.size }, 'trace rollups not queued; the reconcile job will queue them'));
     }
     return { acceptedSpans: rows.length, rejectedSpans: rejections.count, errorMessage: rejections.message(), traceIds: [...targets.keys()] };
   }
@@ -109,13 +125,10 @@ export class OtlpIngestService {
     byTrace: ReadonlyMap<string, SpanFields[]>,
     rejections: Rejections,
     now: Date,
-  ): Promise<Map<string, string>> {
+  ): Promise<{ targets: Map<string, string>; fresh: string[] }> {
     const targets = new Map<string, string>();
-    if (byTrace.size === 0) return targets;
-    const entries = [...byTrace].map(([traceId, spans]) => ({
-      traceId,
-      startedAtMs: nanosToMillis(spans.reduce((min, s) => (s.startNs < min ? s.startNs : min), spans[0]!.startNs)),
-    }));
+    if (byTrace.size === 0) return { targets, fresh: [] };
+    const entries = [...byTrace].map(([traceId, spans]) => ({ traceId, startedAtMs: earliestStartMs(spans) }));
     const quota = PLANS[auth.plan].tracesPerMonth;
     const registration = await this.registry.registerOtlp(auth.tenantId, projectId, entries, quota, now);
     for (const id of registration.fresh) targets.set(id, projectId);
@@ -125,7 +138,14 @@ export class OtlpIngestService {
     }
     for (const id of registration.overQuota) rejections.add(quotaExceeded(quota).message, byTrace.get(id)!.length);
     if (targets.size === 0 && registration.overQuota.length > 0) throw quotaExceeded(quota);
-    return targets;
+    return { targets, fresh: registration.fresh };
+  }
+
+  /** Queues the rollups the registry says are owed and no job did (Redis lost them, or was away). */
+  async requeueOwedRollups(): Promise<number> {
+    const owed = await this.registry.owedRollups(OWED_ROLLUP_AFTER_MS, OWED_ROLLUP_PAGE);
+    for (const t of owed) await this.scheduleRollup({ tenant_id: t.tenantId, project_id: t.projectId, trace_id: t.traceId });
+    return owed.length;
   }
 
   /**

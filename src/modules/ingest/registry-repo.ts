@@ -1,0 +1,258 @@
+import { observeStoreCall } from '../../platform/metrics.js';
+import type { Sql } from '../../stores/pg.js';
+
+export type TraceSource = 'native' | 'otlp';
+
+export interface RegistryEntry {
+  traceId: string;
+  startedAtMs: number;
+}
+
+/** A trace whose rows ride in a group commit: confirmed (or restored) in the registry once it commits. */
+export interface Registration extends RegistryEntry {
+  tenantId: string;
+  projectId: string;
+  source: TraceSource;
+}
+
+export interface Claim {
+  /** Newly registered by this request and counted against the quota, in submission order. */
+  accepted: string[];
+  /** Already registered, by anyone. */
+  taken: string[];
+  overQuota: string[];
+}
+
+export interface RegisteredTrace {
+  traceId: string;
+  projectId: string;
+  source: TraceSource;
+  state: 'pending' | 'committed';
+}
+
+/** A pending reservation whose writer is gone, or whose write is older than any write can take. */
+export interface AbandonedReservation {
+  tenantId: string;
+  traceId: string;
+  projectId: string;
+  source: TraceSource;
+  writer: string | null;
+  startedAt: Date;
+  createdAt: Date;
+}
+
+/** First day of the UTC month, the key of the usage counter. */
+export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7)}-01`;
+
+const uuids = (ids: readonly string[]) => ids as string[];
+
+/** SQL of the trace registry, the monthly trace usage and the ingest writers (Postgres). */
+export function registryRepository(sql: Sql) {
+  return {
+    /**
+     * Registers new trace ids as pending writes of `writer` and counts them against the monthly
+     * quota in one transaction. The usage row lock orders concurrent requests of a tenant, so the
+     * quota is never overshot. Ids already registered come back as taken; ids past the quota as
+     * overQuota (their rows are not kept).
+     */
+    async claim(
+      tenantId: string,
+      projectId: string,
+      entries: readonly RegistryEntry[],
+      options: { quota: number | null; now: Date; source: TraceSource; writer: string },
+    ): Promise<Claim> {
+      return observeStoreCall('postgres', 'ingest.claim', () =>
+        sql.begin(async (tx) => {
+          const month = usageMonth(options.now);
+          const [usage] = await tx<{ traces: number }[]>`
+            insert into trace_usage (tenant_id, month, traces) values (${tenantId}, ${month}, 0)
+            on conflict (tenant_id, month) do update set traces = trace_usage.traces
+            returning traces`;
+          const ids = entries.map((e) => e.traceId);
+          const inserted = await tx<{ trace_id: string }[]>`
+            insert into trace_registry (tenant_id, trace_id, project_id, started_at, source, state, writer)
+            select ${tenantId}, t.id, ${projectId}, to_timestamp(t.ms / 1000.0), ${options.source}, 'pending', ${options.writer}
+            from unnest(${ids}::uuid[], ${entries.map((e) => e.startedAtMs)}::float8[]) as t(id, ms)
+            on conflict (tenant_id, trace_id) do nothing
+            returning trace_id`;
+          const fresh = new Set(inserted.map((r) => r.trace_id));
+          const remaining = options.quota === null ? Infinity : Math.max(0, options.quota - usage!.traces);
+          const claim: Claim = { accepted: [], taken: [], overQuota: [] };
+          for (const id of ids) {
+            if (!fresh.has(id)) claim.taken.push(id);
+            else if (claim.accepted.length < remaining) claim.accepted.push(id);
+            else claim.overQuota.push(id);
+          }
+          if (claim.overQuota.length > 0) {
+            await tx`delete from trace_registry where tenant_id = ${tenantId} and trace_id = any(${claim.overQuota}::uuid[])`;
+          }
+          if (claim.accepted.length > 0) {
+            await tx`update trace_usage set traces = traces + ${claim.accepted.length}
+                     where tenant_id = ${tenantId} and month = ${month}`;
+          }
+          return claim;
+        }),
+      );
+    },
+
+    async lookup(tenantId: string, traceIds: readonly string[]): Promise<RegisteredTrace[]> {
+      if (traceIds.length === 0) return [];
+      return observeStoreCall('postgres', 'ingest.registry_lookup', () => sql<RegisteredTrace[]>`
+        select trace_id as "traceId", project_id as "projectId", source, state from trace_registry
+        where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[])`);
+    },
+
+    /**
+     * After a group commit: every trace it carried is committed, in one statement. A row that is
+     * missing was released by a settlement that took this write for dead (it outlived its
+     * time-out): it is registered again, and comes back as restored so that its quota is counted.
+     * OTLP rows record the commit in spans_at, which owes the trace a rollup.
+     */
+    async confirm(registrations: readonly Registration[], writer: string): Promise<{ tenantId: string; restored: number }[]> {
+      if (registrations.length === 0) return [];
+      const rows = await observeStoreCall('postgres', 'ingest.confirm', () => sql<{ tenant_id: string; restored: boolean }[]>`
+        insert into trace_registry as r (tenant_id, trace_id, project_id, started_at, source, state, writer, spans_at)
+        select t.tenant_id, t.trace_id, t.project_id, to_timestamp(t.ms / 1000.0), t.source, 'committed', ${writer},
+               case when t.source = 'otlp' then now() end
+        from unnest(
+          ${registrations.map((r) => r.tenantId)}::uuid[], ${registrations.map((r) => r.traceId)}::uuid[],
+          ${registrations.map((r) => r.projectId)}::uuid[], ${registrations.map((r) => r.startedAtMs)}::float8[],
+          ${registrations.map((r) => r.source)}::text[]
+        ) as t(tenant_id, trace_id, project_id, ms, source)
+        on conflict (tenant_id, trace_id) do update
+          set state = 'committed', spans_at = case when r.source = 'otlp' then now() else r.spans_at end
+          where r.state = 'pending' or r.source = 'otlp'
+        returning r.tenant_id, (r.xmax = 0) as restored`);
+      const restored = new Map<string, number>();
+      for (const row of rows) if (row.restored) restored.set(row.tenant_id, (restored.get(row.tenant_id) ?? 0) + 1);
+      return [...restored].map(([tenantId, n]) => ({ tenantId, restored: n }));
+    },
+
+    async countUsage(tenantId: string, traces: number, now: Date): Promise<void> {
+      await sql`
+        insert into trace_usage (tenant_id, month, traces) values (${tenantId}, ${usageMonth(now)}, ${traces})
+        on conflict (tenant_id, month) do update set traces = trace_usage.traces + excluded.traces`;
+    },
+
+    /**
+     * Pending reservations that no live write can still commit: their writer retired (restarted or
+     * shut down) or is unknown, or they are older than `abandonAfterMs`. All of them, or those of
+     * one tenant's `traceIds`.
+     */
+    async abandoned(
+      options: { abandonAfterMs: number; limit: number; tenantId?: string; traceIds?: readonly string[] },
+    ): Promise<AbandonedReservation[]> {
+      const scope =
+        options.tenantId === undefined
+          ? sql``
+          : sql`and r.tenant_id = ${options.tenantId} and r.trace_id = any(${uuids(options.traceIds ?? [])}::uuid[])`;
+      return observeStoreCall('postgres', 'ingest.abandoned', () => sql<AbandonedReservation[]>`
+        select r.tenant_id as "tenantId", r.trace_id as "traceId", r.project_id as "projectId", r.source,
+               r.writer, r.started_at as "startedAt", r.created_at as "createdAt"
+        from trace_registry r left join ingest_writers w on w.id = r.writer
+        where r.state = 'pending' ${scope}
+          and (w.id is null or w.retired_at is not null
+               or r.created_at < now() - make_interval(secs => ${options.abandonAfterMs / 1000}))
+        order by r.created_at
+        limit ${options.limit}`);
+    },
+
+    /** Settled as stored: pending → committed (OTLP rows owe a rollup: the writer may have died before queueing it). */
+    async commitPending(tenantId: string, traceIds: readonly string[]): Promise<void> {
+      if (traceIds.length === 0) return;
+      await sql`
+        update trace_registry set state = 'committed', spans_at = case when source = 'otlp' then now() else spans_at end
+        where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[]) and state = 'pending'`;
+    },
+
+    /**
+     * Releases pending reservations (nothing of them is stored) and gives their quota back, to the
+     * month each was counted in. Only the reservations named (same writer) go: a row that a
+     * concurrent settlement already released, or that another request has claimed since, stays.
+     */
+    async releasePending(reservations: readonly AbandonedReservation[]): Promise<number> {
+      if (reservations.length === 0) return 0;
+      return sql.begin(async (tx) => {
+        const released = await tx<{ tenant_id: string; created_at: Date }[]>`
+          delete from trace_registry r
+          using unnest(${reservations.map((x) => x.tenantId)}::uuid[], ${reservations.map((x) => x.traceId)}::uuid[],
+                       ${reservations.map((x) => x.writer)}::uuid[]) as t(tenant_id, trace_id, writer)
+          where r.tenant_id = t.tenant_id and r.trace_id = t.trace_id and r.writer is not distinct from t.writer and r.state = 'pending'
+          returning r.tenant_id, r.created_at`;
+        const byMonth = new Map<string, { tenantId: string; month: string; n: number }>();
+        for (const row of released) {
+          const month = usageMonth(row.created_at);
+          const key = `${row.tenant_id}|${month}`;
+          const entry = byMonth.get(key) ?? { tenantId: row.tenant_id, month, n: 0 };
+          entry.n += 1;
+          byMonth.set(key, entry);
+        }
+        for (const { tenantId, month, n } of byMonth.values()) {
+          await tx`update trace_usage set traces = greatest(0, traces - ${n}) where tenant_id = ${tenantId} and month = ${month}`;
+        }
+        return released.length;
+      });
+    },
+
+    /** This writer's reservations whose write failed: no write of ours can commit them any more. */
+    async disown(tenantId: string, traceIds: readonly string[], writer: string): Promise<AbandonedReservation[]> {
+      if (traceIds.length === 0) return [];
+      return sql<AbandonedReservation[]>`
+        update trace_registry set writer = null
+        where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[]) and state = 'pending' and writer = ${writer}
+        returning tenant_id as "tenantId", trace_id as "traceId", project_id as "projectId", source, writer,
+                  started_at as "startedAt", created_at as "createdAt"`;
+    },
+
+    /** The OTLP rollup moved a trace's start (an earlier span arrived): keep the locator in step. */
+    async relocateOtlp(tenantId: string, traceId: string, startedAtMs: number): Promise<void> {
+      await sql`update trace_registry set started_at = to_timestamp(${startedAtMs} / 1000.0)
+                where tenant_id = ${tenantId} and trace_id = ${traceId} and source = 'otlp'`;
+    },
+
+    /** The last span commit of an OTLP trace, read before a rollup recomputes it. */
+    async spansAt(tenantId: string, traceId: string): Promise<Date | null> {
+      const [row] = await sql<{ spans_at: Date | null }[]>`
+        select spans_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`;
+      return row?.spans_at ?? null;
+    },
+
+    /** The rollup covered every span commit up to `spansAt`. */
+    async markRolledUp(tenantId: string, traceId: string, spansAt: Date): Promise<void> {
+      await sql`update trace_registry set rolled_up_at = ${spansAt}
+                where tenant_id = ${tenantId} and trace_id = ${traceId} and (rolled_up_at is null or rolled_up_at < ${spansAt})`;
+    },
+
+    /** OTLP traces whose last span commit, older than `olderThanMs`, no rollup has covered yet. */
+    async owedRollups(olderThanMs: number, limit: number): Promise<{ tenantId: string; projectId: string; traceId: string }[]> {
+      return observeStoreCall('postgres', 'ingest.owed_rollups', () => sql<{ tenantId: string; projectId: string; traceId: string }[]>`
+        select tenant_id as "tenantId", project_id as "projectId", trace_id as "traceId" from trace_registry
+        where source = 'otlp' and spans_at is not null and (rolled_up_at is null or spans_at > rolled_up_at)
+          and spans_at < now() - make_interval(secs => ${olderThanMs / 1000})
+        order by spans_at
+        limit ${limit}`);
+    },
+
+    /** A starting process: registered live, and every earlier process of its instance retired. */
+    async registerWriter(id: string, instance: string): Promise<void> {
+      await sql.begin(async (tx) => {
+        await tx`update ingest_writers set retired_at = now() where instance = ${instance} and retired_at is null`;
+        await tx`insert into ingest_writers (id, instance) values (${id}, ${instance})`;
+      });
+    },
+
+    async retireWriter(id: string): Promise<void> {
+      await sql`update ingest_writers set retired_at = now() where id = ${id} and retired_at is null`;
+    },
+
+    /** Retired writers with nothing pending left, retired before `olderThanMs` ago: forgotten. */
+    async forgetRetiredWriters(olderThanMs: number): Promise<void> {
+      await sql`
+        delete from ingest_writers w
+        where w.retired_at < now() - make_interval(secs => ${olderThanMs / 1000})
+          and not exists (select 1 from trace_registry r where r.writer = w.id and r.state = 'pending')`;
+    },
+  };
+}
+
+export type RegistryRepository = ReturnType<typeof registryRepository>;
