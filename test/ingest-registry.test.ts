@@ -139,6 +139,25 @@ describe('a duplicate of a write still in flight', () => {
   });
 });
 
+describe('several API replicas', () => {
+  it("a replica answers 503 for another live replica's write in flight, and settles it once that replica has shut down", async () => {
+    const t = await createTenant(ctx.app);
+    const other = await startApp();
+    const body = aTrace();
+    try {
+      await leftBehind(t, body, 'reserved', other.app.services.traceRegistry.writerId);
+      const meanwhile = await ingest(t, body);
+      expect(meanwhile.statusCode).toBe(503);
+      expect(meanwhile.headers['retry-after']).toBeDefined();
+    } finally {
+      await other.close(); // graceful: its writer retires; its write (here: never made) cannot commit any more
+    }
+    const retry = await ingest(t, body);
+    expect(retry.statusCode, retry.body).toBe(201);
+    expect(await usage(t)).toBe(1);
+  });
+});
+
 describe('settlement without a colliding request', () => {
   it('a process that starts settles what the previous process of its instance left pending', async () => {
     const t = await createTenant(ctx.app);
