@@ -6,6 +6,8 @@ import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
 
 export interface Workers {
+  /** Resolves once every repeatable job is scheduled (as soon as Redis answers). */
+  scheduled: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,17 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
   ];
 }
 
+/** A warning per queue at most once per interval: BullMQ reports every failed reconnect while Redis is away. */
+function throttledWarning(log: FastifyBaseLogger, intervalMs: number) {
+  const lastWarned = new Map<string, number>();
+  return (queue: string, err: Error) => {
+    const now = Date.now();
+    if ((lastWarned.get(queue) ?? -Infinity) + intervalMs > now) return;
+    lastWarned.set(queue, now);
+    log.warn({ queue, err: err.message }, 'queue connection error; BullMQ keeps reconnecting');
+  };
+}
+
 /** Starts one BullMQ worker per registered queue; repeatable jobs are upserted so restarts never duplicate them. */
 export async function startWorkers(
   services: Services,
@@ -73,20 +86,30 @@ export async function startWorkers(
   const connection = { url: stores.config.redisUrl, maxRetriesPerRequest: null };
   const prefix = stores.config.redisPrefix;
   const opened: { close(): Promise<void> }[] = [];
+  const schedules: Promise<void>[] = [];
+  const warnOncePerMinute = throttledWarning(log, 60_000);
   for (const reg of registrations(services, log)) {
     if (options.queues && !options.queues.includes(reg.queue)) continue;
     const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: 4 });
     worker.on('failed', (job, err) => log.error({ queue: reg.queue, job: job?.id, err }, 'job failed'));
     // Connection errors while Redis is away: BullMQ reconnects by itself; unlistened, they would crash the process.
-    worker.on('error', (err) => log.warn({ queue: reg.queue, err: err.message }, 'queue worker error'));
+    worker.on('error', (err) => warnOncePerMinute(reg.queue, err));
     opened.push(worker);
     if (reg.cron) {
       const queue = new Queue(reg.queue, { connection, prefix, defaultJobOptions: jobOptions(reg.queue) });
-      await queue.upsertJobScheduler(`${reg.queue}-schedule`, { pattern: reg.cron, tz: 'UTC' });
+      queue.on('error', (err) => warnOncePerMinute(reg.queue, err));
+      // Not awaited: with Redis away at start-up the process still comes up and serves ingest and
+      // reads; the schedule is upserted once Redis answers.
+      schedules.push(
+        queue
+          .upsertJobScheduler(`${reg.queue}-schedule`, { pattern: reg.cron, tz: 'UTC' })
+          .then(() => {}, (err: unknown) => log.warn({ queue: reg.queue, err }, 'repeatable job not scheduled')),
+      );
       opened.push(queue);
     }
   }
   return {
+    scheduled: Promise.all(schedules).then(() => {}),
     async close() {
       await Promise.all(opened.map((o) => o.close()));
     },

@@ -20,7 +20,9 @@ export async function startTestWorkers(ctx: TestContext, queues: readonly QueueN
     throw new Error(`start the app with { REDIS_PREFIX: TEST_REDIS_PREFIX } (got ${config.redisPrefix}): workers must not share queues`);
   }
   const workers = await startWorkers(ctx.app.services, ctx.stores, ctx.app.log, { queues });
+  await workers.scheduled;
   return {
+    scheduled: workers.scheduled,
     async close() {
       await workers.close();
       for (const name of queues) {
