@@ -112,7 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     removeDepthSource();
     await services.jobs.close();
   });
-  registerAccessControl(app, authenticator, new RateLimiter(deps.redis, deps.config.redisPrefix));
+  registerAccessControl(app, authenticator, new RateLimiter(deps.redis, deps.config.redisPrefix, app.log));
   registerAuditTrail(app, deps.sql);
   await registerModuleRoutes(app, deps);
   return app;

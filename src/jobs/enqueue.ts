@@ -1,16 +1,28 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import { StoreUnavailableError } from '../platform/store-errors.js';
+import { FAIL_FAST_REDIS_OPTIONS } from '../stores/redis.js';
 import { jobOptions, QUEUES, type QueueName } from './queues.js';
 
 const COUNTED_STATES = ['waiting', 'delayed', 'active', 'failed', 'prioritized', 'waiting-children'] as const;
 
+/** Longest a producer call (add, counts) may take, first connection included. */
+const PRODUCER_BOUND_MS = 2_000;
+
 /**
  * The API side of the queues: one BullMQ Queue per name, opened on first use with the queue's
  * default job options and closed with the app. Workers consume these queues in workers.ts.
+ *
+ * A producer never waits for Redis: the connection has no offline queue (BullMQ's advice for
+ * producers, "Failing fast when Redis is down"), and every call is bounded by PRODUCER_BOUND_MS,
+ * because a Queue first used while Redis is away waits for the connection to become ready
+ * (RedisConnection.waitUntilReady) however the connection is configured. Such a call rejects
+ * with StoreUnavailableError; the edge answers 503 + Retry-After.
  */
 export class JobEnqueuer {
   private readonly queues = new Map<QueueName, Queue>();
   private connection: Redis | undefined;
+  private connectedOnce = false;
 
   constructor(
     private readonly redisUrl: string,
@@ -20,12 +32,14 @@ export class JobEnqueuer {
   /** Jobs per queue and state, for the queue-depth gauge of GET /metrics. */
   async depths(): Promise<{ queue: string; state: string; count: number }[]> {
     const names = Object.keys(QUEUES) as QueueName[];
-    const counts = await Promise.all(names.map((name) => this.queue(name).getJobCounts(...COUNTED_STATES)));
+    const counts = await this.bounded('getJobCounts', () =>
+      Promise.all(names.map((name) => this.queue(name).getJobCounts(...COUNTED_STATES))),
+    );
     return names.flatMap((queue, i) => Object.entries(counts[i]!).map(([state, count]) => ({ queue, state, count })));
   }
 
   async add(name: QueueName, jobName: string, data: Record<string, unknown>, options: JobsOptions = {}): Promise<void> {
-    await this.queue(name).add(jobName, data, options);
+    await this.bounded('add', () => this.queue(name).add(jobName, data, options));
   }
 
   async close(): Promise<void> {
@@ -36,14 +50,68 @@ export class JobEnqueuer {
     this.connection = undefined;
   }
 
+  /**
+   * Runs `call` once the connection is ready, within PRODUCER_BOUND_MS. A connection that was
+   * ready before and is not now fails at once; only the first connection of the process is waited
+   * for. No queue is touched before the connection is ready, so no call sits waiting for Redis to
+   * come back and then runs long after its caller was answered 503.
+   */
+  private async bounded<T>(op: string, call: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + PRODUCER_BOUND_MS;
+    const connection = this.connect();
+    if (connection.status !== 'ready') {
+      if (this.connectedOnce) throw new StoreUnavailableError('redis', `queue connection is ${connection.status}`);
+      await this.firstReady(connection, PRODUCER_BOUND_MS);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        call(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new StoreUnavailableError('redis', `queue ${op} took longer than ${PRODUCER_BOUND_MS} ms`)),
+            Math.max(0, deadline - Date.now()),
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private connect(): Redis {
+    if (!this.connection) {
+      // One connection serves every queue of this process.
+      const connection = new Redis(this.redisUrl, FAIL_FAST_REDIS_OPTIONS);
+      connection.on('ready', () => {
+        this.connectedOnce = true;
+      });
+      // Failures surface as rejected calls; the outage is reported where those land.
+      connection.on('error', () => {});
+      this.connection = connection;
+    }
+    return this.connection;
+  }
+
+  private firstReady(connection: Redis, ms: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const done = (err?: Error) => {
+        clearTimeout(timer);
+        connection.off('ready', onReady);
+        if (err) reject(err);
+        else resolve();
+      };
+      const onReady = () => done();
+      const timer = setTimeout(() => done(new StoreUnavailableError('redis', `queue connection not ready within ${ms} ms`)), ms);
+      connection.once('ready', onReady);
+    });
+  }
+
   private queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      // A producer fails fast when Redis is away: the request answers 503 and its client retries.
-      // One connection serves every queue of this process (producers never block on it).
-      this.connection ??= new Redis(this.redisUrl, { maxRetriesPerRequest: 2 });
       queue = new Queue(name, {
-        connection: this.connection,
+        connection: this.connect(),
         prefix: this.prefix,
         defaultJobOptions: jobOptions(name),
       });

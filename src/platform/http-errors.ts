@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError } from './errors.js';
+import { AppError, unavailable } from './errors.js';
+import { storeOutage, type StoreOutage } from './store-errors.js';
 
 export interface FieldProblem {
   path: string;
@@ -57,9 +58,16 @@ export function validationError(error: FastifyError, request: FastifyRequest): A
     : new AppError(400, 'bad_request', summary, { details: problems });
 }
 
-/** Maps Fastify's own errors (parser, limits) onto our codes; anything unknown becomes a hidden 500. */
-function fromFastifyError(error: FastifyError, request: FastifyRequest): AppError {
+/** Seconds a client should wait before retrying when a store did not answer. */
+const STORE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Maps Fastify's own errors (parser, limits) onto our codes; a store that did not answer becomes
+ * a retryable 503 (the one place store errors are classified); anything unknown is a hidden 500.
+ */
+function fromFastifyError(error: FastifyError, request: FastifyRequest, outage: StoreOutage | undefined): AppError {
   if (error instanceof AppError) return error;
+  if (outage) return unavailable('a backing store is unavailable; retry later', STORE_RETRY_AFTER_SECONDS);
   if (error.validation) return validationError(error, request);
   const status = error.statusCode ?? 500;
   if (status === 413) return new AppError(413, 'payload_too_large', 'request body exceeds the size limit');
@@ -70,8 +78,16 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest): AppErro
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = fromFastifyError(error, request);
-    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    // A 4xx that Fastify already assigned (a client that hung up mid-body, say) is never a store outage.
+    const outage = error.statusCode !== undefined && error.statusCode < 500 ? undefined : storeOutage(error);
+    const appError = fromFastifyError(error, request, outage);
+    if (outage && appError.status === 503) {
+      // An outage, not a bug: one line naming the store, without a stack trace.
+      request.log.warn(
+        { code: appError.code, status: 503, store: outage.store ?? 'unknown', reason: outage.reason, target: outage.target },
+        `${outage.store ?? 'a store'} unavailable: ${outage.reason}`,
+      );
+    } else if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.warn({ code: appError.code, status: appError.status }, appError.message);
     return reply
       .status(appError.status)

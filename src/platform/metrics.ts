@@ -44,6 +44,23 @@ export async function observeStoreCall<T>(store: StoreName, op: string, call: ()
   }
 }
 
+/**
+ * Rate limiters of this process counting in per-process windows because Redis is unavailable
+ * (0 or 1 in a server; tests may hold several limiters).
+ */
+export const rateLimitRedisFallback = new Gauge({
+  name: 'ratelimit_redis_fallback',
+  help: '1 while rate limiting counts in per-process windows because Redis is unavailable, else 0',
+  registers: [metricsRegistry],
+});
+
+export const rateLimitFallbackDecisions = new Counter({
+  name: 'ratelimit_fallback_total',
+  help: 'Rate-limit decisions taken from the per-process window instead of Redis, by why Redis was not used',
+  labelNames: ['reason'] as const,
+  registers: [metricsRegistry],
+});
+
 export type QueueDepthSource = () => Promise<{ queue: string; state: string; count: number }[]>;
 const queueDepthSources = new Set<QueueDepthSource>();
 

@@ -7,7 +7,9 @@ export function createPg(url: string, options: { max?: number } = {}): Sql {
   return postgres(url, {
     max: options.max ?? 20,
     idle_timeout: 30,
-    connect_timeout: 10,
+    // Seconds. A Postgres that refuses connections fails a query at once; one that does not answer
+    // (host down, packets dropped) fails it after this, so a request never waits longer to get its 503.
+    connect_timeout: 3,
     onnotice: () => {},
     // Dates come back as JS Dates; bigint counters as JS numbers (sequences stay far below 2^53).
     types: {

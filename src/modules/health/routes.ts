@@ -22,9 +22,19 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | string> {
 }
 
 const readiness = z.object({
-  status: z.enum(['ready', 'unavailable']),
-  checks: z.object({ postgres: z.string(), redis: z.string(), clickhouse: z.string() }),
+  status: z
+    .enum(['ready', 'degraded', 'unavailable'])
+    .describe('ready: every store answers. degraded (200): only Redis fails; ingest and reads still work. unavailable (503): Postgres or ClickHouse fails.'),
+  checks: z
+    .object({ postgres: z.string(), redis: z.string(), clickhouse: z.string() })
+    .describe('Per store, "ok" or "error: <why>".'),
 });
+
+/** A client that is not connected fails every command at once with a note about its offline queue: say what is wrong instead. */
+async function pingRedis(redis: AppDeps['redis']): Promise<unknown> {
+  if (redis.status !== 'ready') throw new Error(`not connected (${redis.status})`);
+  return redis.ping();
+}
 
 export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
@@ -40,11 +50,15 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
       handler: async (_request, reply) => {
         const [postgres, redis, clickhouse] = await Promise.all([
           check(() => deps.sql`select 1`),
-          check(() => deps.redis.ping()),
+          check(() => pingRedis(deps.redis)),
           check(() => deps.ch.rows('readyz', 'SELECT 1')),
         ]);
-        const ready = postgres === 'ok' && redis === 'ok' && clickhouse === 'ok';
-        return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks: { postgres, redis, clickhouse } });
+        // Redis holds only rate-limit windows and queues: without it a replica still ingests and
+        // serves reads (rate limits fall back per process), so it stays in the load balancer.
+        // Postgres or ClickHouse down means requests fail: out it goes.
+        const essential = postgres === 'ok' && clickhouse === 'ok';
+        const status = !essential ? 'unavailable' : redis === 'ok' ? 'ready' : 'degraded';
+        return reply.status(essential ? 200 : 503).send({ status, checks: { postgres, redis, clickhouse } });
       },
     });
 

@@ -210,17 +210,22 @@ export function registryRepository(sql: Sql) {
                 where tenant_id = ${tenantId} and trace_id = ${traceId} and source = 'otlp'`;
     },
 
-    /** The last span commit of an OTLP trace, read before a rollup recomputes it. */
-    async spansAt(tenantId: string, traceId: string): Promise<Date | null> {
-      const [row] = await sql<{ spans_at: Date | null }[]>`
-        select spans_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`;
+    /**
+     * The last span commit of an OTLP trace, read before a rollup recomputes it. As Postgres's own
+     * text, and written back as text: a JS Date (postgres.js turns timestamptz parameters into one)
+     * would drop the microseconds, and the rollup would never count as covering it.
+     */
+    async spansAt(tenantId: string, traceId: string): Promise<string | null> {
+      const [row] = await sql<{ spans_at: string | null }[]>`
+        select spans_at::text as spans_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`;
       return row?.spans_at ?? null;
     },
 
-    /** The rollup covered every span commit up to `spansAt`. */
-    async markRolledUp(tenantId: string, traceId: string, spansAt: Date): Promise<void> {
-      await sql`update trace_registry set rolled_up_at = ${spansAt}
-                where tenant_id = ${tenantId} and trace_id = ${traceId} and (rolled_up_at is null or rolled_up_at < ${spansAt})`;
+    /** The rollup covered every span commit up to `spansAt` (a value `spansAt` returned). */
+    async markRolledUp(tenantId: string, traceId: string, spansAt: string): Promise<void> {
+      await sql`update trace_registry set rolled_up_at = ${spansAt}::text::timestamptz
+                where tenant_id = ${tenantId} and trace_id = ${traceId}
+                  and (rolled_up_at is null or rolled_up_at < ${spansAt}::text::timestamptz)`;
     },
 
     /** OTLP traces whose last span commit, older than `olderThanMs`, no rollup has covered yet. */

@@ -159,11 +159,11 @@ export class TraceRegistry {
   }
 
   /** Which span commits of an OTLP trace a rollup that starts now will cover. */
-  spansAt(tenantId: string, traceId: string): Promise<Date | null> {
+  spansAt(tenantId: string, traceId: string): Promise<string | null> {
     return this.repo.spansAt(tenantId, traceId);
   }
 
-  markRolledUp(tenantId: string, traceId: string, spansAt: Date): Promise<void> {
+  markRolledUp(tenantId: string, traceId: string, spansAt: string): Promise<void> {
     return this.repo.markRolledUp(tenantId, traceId, spansAt);
   }
 

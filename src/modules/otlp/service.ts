@@ -105,9 +105,10 @@ export class OtlpIngestService {
         if (!(err instanceof WriteTimeoutError)) await this.registry.abandon(auth.tenantId, fresh).catch(() => {});
         throw Object.assign(unavailable('the trace store did not accept the write; retry later', 2), { cause: err });
       }
-      // The spans are committed and the registry owes each trace a rollup (spans_at): a queue that
-      // is away now only delays it until the reconcile job finds it owed.
-      await Promise.all(
+      // The spans are committed and the registry owes each trace a rollup (spans_at), so the answer
+      // does not wait for the queue: one that is away only delays the rollup until the reconcile
+      // job finds it owed.
+      void Promise.all(
         [...targets].map(([traceId, projectId]) => this.scheduleRollup({ tenant_id: auth.tenantId, project_id: projectId, trace_id: traceId })),
       ).catch((err: unknown) => this.log.warn({ err, traces: targets.size }, 'trace rollups not queued; the reconcile job will queue them'));
     }
