@@ -156,34 +156,44 @@ async function metricValue(app: App, series: string): Promise<number | undefined
   return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
 }
 
+/** An app whose store at `variable` goes through a proxy, with a tenant, one stored trace and the route table. */
+async function proxiedApp(variable: 'REDIS_URL' | 'DATABASE_URL', defaultPort: number) {
+  const proxy = TcpProxy.forUrl(process.env[variable]!, defaultPort);
+  await proxy.start();
+  const ctx = await startApp({ [variable]: proxy.rewrite(process.env[variable]!) });
+  const { app, lines } = await loggingApp(ctx);
+  const t = await createTenant(app);
+  const known = aTrace({ session_id: SESSION });
+  expect((await app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: known })).statusCode).toBe(201);
+  return { proxy, ctx, app, lines, t, table: routes(t, known.id) };
+}
+
+async function closeProxiedApp(fixture: { proxy: TcpProxy; app?: App; ctx?: TestContext } | undefined): Promise<void> {
+  if (!fixture) return;
+  await fixture.proxy.restore();
+  await fixture.app?.close();
+  await fixture.ctx?.close();
+  await fixture.proxy.close();
+}
+
 describe('Redis unreachable', () => {
-  const proxy = TcpProxy.forUrl(process.env.REDIS_URL!, 6379);
+  let fixture: Awaited<ReturnType<typeof proxiedApp>> | undefined;
+  let proxy: TcpProxy;
   let ctx: TestContext;
   let app: App;
   let lines: LogLine[];
-  let t: TestTenant;
   let table: RouteTable;
 
   beforeAll(async () => {
-    await proxy.start();
-    ctx = await startApp({ REDIS_URL: proxy.rewrite(process.env.REDIS_URL!) });
-    ({ app, lines } = await loggingApp(ctx));
-    t = await createTenant(app);
-    const known = aTrace({ session_id: SESSION });
-    expect((await app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: known })).statusCode).toBe(201);
-    table = routes(t, known.id);
+    fixture = await proxiedApp('REDIS_URL', 6379);
+    ({ proxy, ctx, app, lines, table } = fixture);
     // Everything answers while Redis is there, queue depths included.
     for (const [name, res] of await callAll(app, table, 'redis reachable')) expect(res.statusCode, name).toBe(successOf(name));
     expect(await metricValue(app, 'queue_jobs')).toBeDefined();
     await proxy.cut();
     await until('the Redis client notices', () => ctx.stores.redis.status !== 'ready');
   });
-  afterAll(async () => {
-    await proxy.restore();
-    await app?.close();
-    await ctx?.close();
-    await proxy.close();
-  });
+  afterAll(async () => closeProxiedApp(fixture));
 
   it.each(INGEST_ROUTES)(
     '%s still ingests, with rate-limit headers',
@@ -259,30 +269,20 @@ describe('Redis unreachable', () => {
 });
 
 describe('Redis stops answering (connections open, nothing comes back)', () => {
-  const proxy = TcpProxy.forUrl(process.env.REDIS_URL!, 6379);
+  let fixture: Awaited<ReturnType<typeof proxiedApp>> | undefined;
+  let proxy: TcpProxy;
   let ctx: TestContext;
   let app: App;
   let lines: LogLine[];
-  let t: TestTenant;
   let table: RouteTable;
 
   beforeAll(async () => {
-    await proxy.start();
-    ctx = await startApp({ REDIS_URL: proxy.rewrite(process.env.REDIS_URL!) });
-    ({ app, lines } = await loggingApp(ctx));
-    t = await createTenant(app);
-    const known = aTrace({ session_id: SESSION });
-    expect((await app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: known })).statusCode).toBe(201);
-    table = routes(t, known.id);
+    fixture = await proxiedApp('REDIS_URL', 6379);
+    ({ proxy, ctx, app, lines, table } = fixture);
     expect(await metricValue(app, 'queue_jobs')).toBeDefined();
     proxy.stall();
   });
-  afterAll(async () => {
-    await proxy.restore();
-    await app?.close();
-    await ctx?.close();
-    await proxy.close();
-  });
+  afterAll(async () => closeProxiedApp(fixture));
 
   it('every route still answers, with rate-limit headers', async () => {
     expect(ctx.stores.redis.status).toBe('ready'); // the client cannot tell: only time-outs can
@@ -319,11 +319,10 @@ describe('Redis stops answering (connections open, nothing comes back)', () => {
 });
 
 describe('Postgres unreachable', () => {
-  const proxy = TcpProxy.forUrl(process.env.DATABASE_URL!, 5432);
-  let ctx: TestContext;
+  let fixture: Awaited<ReturnType<typeof proxiedApp>> | undefined;
+  let proxy: TcpProxy;
   let app: App;
   let lines: LogLine[];
-  let t: TestTenant;
   let table: RouteTable;
   let during: Map<string, LightMyRequestResponse>;
 
@@ -348,23 +347,13 @@ describe('Postgres unreachable', () => {
   };
 
   beforeAll(async () => {
-    await proxy.start();
-    ctx = await startApp({ DATABASE_URL: proxy.rewrite(process.env.DATABASE_URL!) });
-    ({ app, lines } = await loggingApp(ctx));
-    t = await createTenant(app);
-    const known = aTrace({ session_id: SESSION });
-    expect((await app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: known })).statusCode).toBe(201);
-    table = routes(t, known.id);
+    fixture = await proxiedApp('DATABASE_URL', 5432);
+    ({ proxy, app, lines, table } = fixture);
     for (const [name, res] of await callAll(app, table, 'postgres reachable')) expect(res.statusCode, name).toBe(successOf(name));
     await proxy.cut();
     during = await callAll(app, table, 'postgres cut');
   });
-  afterAll(async () => {
-    await proxy.restore();
-    await app?.close();
-    await ctx?.close();
-    await proxy.close();
-  });
+  afterAll(async () => closeProxiedApp(fixture));
 
   it.each(ROUTE_NAMES)('%s answers as expected while Postgres is away, never 500', (name) => {
     const res = during.get(name)!;

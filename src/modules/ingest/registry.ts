@@ -76,7 +76,8 @@ export class TraceRegistry {
     const known = await this.repo.lookup(tenantId, claim.taken);
     const pending = known.filter((k) => k.state === 'pending').map((k) => k.traceId);
     reservation.duplicates.push(...known.filter((k) => k.state === 'committed').map((k) => k.traceId));
-    const abandoned = await this.repo.abandoned({ tenantId, traceIds: pending, abandonAfterMs: this.options.abandonAfterMs, limit: pending.length });
+    const abandoned =
+      pending.length === 0 ? [] : await this.repo.abandoned({ tenantId, traceIds: pending, abandonAfterMs: this.options.abandonAfterMs, limit: pending.length });
     const settled = await this.settle(abandoned);
     const abandonedIds = new Set(abandoned.map((a) => a.traceId));
     reservation.inFlight.push(...pending.filter((id) => !abandonedIds.has(id)));
