@@ -1,5 +1,5 @@
 # Looptrace API / worker image. One image, two roles (LOOPTRACE_ROLE=api|worker), see docker-compose.yml.
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # npm install, not npm ci: the lock omits other platforms' optional chDB packages (see scripts/test.sh).
@@ -9,7 +9,7 @@ COPY src ./src
 # Build with the dev dependencies, then drop them so the runtime stage copies production ones only.
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production LOOPTRACE_DATA_DIR=/app/data PORT=8080
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json

@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
-  { echo "test.sh: Looptrace needs Node.js >= 20.19 (found $(node -v))" >&2; exit 1; }
+# Node.js >= 22: the machine's, or Node 24 brought into .tools/ (scripts/node.sh).
+source scripts/node.sh
 # npm writes node_modules/.package-lock.json on every install: older than the lock file = stale.
 # `npm install`, not `npm ci`: the registry reachable here lacks other platforms' optional packages
 # (@chdb/lib-darwin-*, ...), so the lock cannot list them and `npm ci` rejects it as out of sync.
