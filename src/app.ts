@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { registerAccessControl } from './platform/access.js';
@@ -9,6 +9,7 @@ import { Authenticator } from './platform/auth.js';
 import { registerErrorHandling } from './platform/http-errors.js';
 import { newId } from './platform/ids.js';
 import { registerJsonBodyParser } from './platform/json-body.js';
+import { openApiOptions } from './platform/openapi.js';
 import { addQueueDepthSource, httpRequestDuration } from './platform/metrics.js';
 import { RateLimiter } from './platform/ratelimit.js';
 import { buildServices, type Services } from './services.js';
@@ -75,23 +76,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     );
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Looptrace API',
-        version: '1.0.0',
-        description: 'Tracing, evaluation and improvement of LLM applications. Contract: spec/api-v1.md.',
-      },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'API key (lt_…) or dashboard session JWT' },
-        },
-      },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
+  // The document is generated from each route's schemas, access policy and declared errors (platform/openapi.ts).
+  await app.register(swagger, openApiOptions);
 
   const authenticator = new Authenticator(deps.sql, deps.config.auth);
   const services = buildServices({ ...deps, authenticator, log: app.log });

@@ -1,11 +1,23 @@
 import { z } from 'zod';
+import { PLAN_NAMES } from './plans.js';
 
 export const isoDate = z.string().describe('ISO 8601 date-time, UTC');
 export const idParams = z.object({ id: z.guid() });
+/** The body of every error response (http-errors.ts); the OpenAPI document's `Error` component. */
 export const errorBody = z
-  .object({ error: z.string(), code: z.string().optional(), request_id: z.string() })
+  .object({
+    error: z.string().describe('What went wrong, for people; the message of a 5xx is generic'),
+    code: z.string().describe('Stable machine-readable code; each error response lists the codes it can carry'),
+    request_id: z.string().describe('The X-Request-Id of this response'),
+    details: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('bad_request, validation_error: each field problem, the path prefixed with body, query or params'),
+    required_plan: z.enum(PLAN_NAMES).optional().describe('plan_upgrade_required, trace_quota_exceeded: a plan that allows the request'),
+    retry_after: z.number().int().optional().describe('rate_limited: seconds until the rate window resets (also the Retry-After header)'),
+  })
   .loose()
-  .describe('Error');
+  .describe('Error body. Routes may add fields (batch ingest adds each item\'s result).');
 
 export const toIso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 

@@ -10,13 +10,18 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/v1/apikeys', {
     // Key management is outside the `query` scope, hence 'admin'.
     config: { access: { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'admin' } },
-    schema: { tags: ['apikeys'], response: { 200: z.array(apiKey) } },
+    schema: { tags: ['apikeys'], summary: "The tenant's API keys, revoked ones included (never their secrets)", response: { 200: z.array(apiKey) } },
     handler: async (request) => keys.list(requireAuth(request).tenantId),
   });
 
   app.post('/v1/apikeys', {
-    config: { access: { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'apikey.create' } },
-    schema: { tags: ['apikeys'], body: createApiKeyBody, response: { 201: createdApiKey } },
+    config: { access: { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'apikey.create' }, errors: ['not_found', 'no_active_project'] },
+    schema: {
+      tags: ['apikeys'],
+      summary: 'Create an API key; its secret is in this response only',
+      body: createApiKeyBody,
+      response: { 201: createdApiKey },
+    },
     handler: async (request, reply) => {
       const auth = requireAuth(request);
       const created = await keys.createForTenant(auth.tenantId, request.body, auth.userId);
@@ -26,8 +31,8 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete('/v1/apikeys/:id', {
-    config: { access: { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'apikey.revoke' } },
-    schema: { tags: ['apikeys'], params: idParams, response: { 200: apiKey } },
+    config: { access: { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'apikey.revoke' }, errors: ['not_found'] },
+    schema: { tags: ['apikeys'], summary: 'Revoke an API key (other replicas refuse it within 30 s)', params: idParams, response: { 200: apiKey } },
     handler: async (request) => keys.revoke(requireAuth(request).tenantId, request.params.id),
   });
 };

@@ -12,20 +12,26 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
   const audit = app.services.audit;
 
   app.get('/v1/audit-log', {
-    config: { access: auditReader },
-    schema: { tags: ['audit'], querystring: listAuditLogQuery, response: { 200: auditLogPage } },
+    config: { access: auditReader, errors: ['invalid_cursor'] },
+    schema: { tags: ['audit'], summary: "The tenant's audit log, newest first", querystring: listAuditLogQuery, response: { 200: auditLogPage } },
     handler: async (request) => audit.list(requireAuth(request).tenantId, request.query),
   });
 
   app.get('/v1/audit-log/verify', {
     config: { access: auditReader },
-    schema: { tags: ['audit'], response: { 200: chainVerification } },
+    schema: { tags: ['audit'], summary: "Verify the tenant's audit hash chain row by row", response: { 200: chainVerification } },
     handler: async (request) => audit.verifyChain(requireAuth(request).tenantId),
   });
 
   app.get('/v1/audit/verify', {
-    config: { access: PUBLIC },
-    schema: { tags: ['audit'], security: [], querystring: verifyAnchorQuery, response: { 200: auditAnchorView } },
+    // Public, yet it reads Postgres: a 503 when it does not answer.
+    config: { access: PUBLIC, errors: ['service_unavailable'] },
+    schema: {
+      tags: ['audit'],
+      summary: "Check a tenant's signed audit anchor for a day (no credential)",
+      querystring: verifyAnchorQuery,
+      response: { 200: auditAnchorView },
+    },
     // The spec gives this endpoint one error response: any bad or missing parameter is a 400,
     // not the 422 that a missing field gets elsewhere.
     attachValidation: true,
@@ -41,8 +47,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/audit/public-key', {
-    config: { access: PUBLIC },
-    schema: { tags: ['audit'], security: [], response: { 200: publicKeyView } },
+    config: { access: PUBLIC, errors: ['service_unavailable'] },
+    schema: { tags: ['audit'], summary: 'The Ed25519 public key that signs audit anchors (no credential)', response: { 200: publicKeyView } },
     handler: async () => audit.publicKey(),
   });
 };

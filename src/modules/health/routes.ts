@@ -40,13 +40,17 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/healthz', {
       config: { access: PUBLIC },
-      schema: { tags: ['operations'], response: { 200: z.object({ status: z.literal('ok') }) } },
+      schema: { tags: ['operations'], summary: 'Liveness: the process answers', response: { 200: z.object({ status: z.literal('ok') }) } },
       handler: async () => ({ status: 'ok' as const }),
     });
 
     app.get('/readyz', {
       config: { access: PUBLIC },
-      schema: { tags: ['operations'], response: { 200: readiness, 503: readiness } },
+      schema: {
+        tags: ['operations'],
+        summary: 'Readiness: whether Postgres, Redis and ClickHouse answer',
+        response: { 200: readiness, 503: readiness },
+      },
       handler: async (_request, reply) => {
         const [postgres, redis, clickhouse] = await Promise.all([
           check(() => deps.sql`select 1`),

@@ -6,7 +6,8 @@ export const metricsRoutes: FastifyPluginAsyncZod = async (app) => {
   const metrics = app.services.metrics;
 
   app.get('/v1/metrics', {
-    config: { access: QUERY_READ },
+    // not_found: a project_id that names no project of the tenant.
+    config: { access: QUERY_READ, errors: ['not_found'] },
     schema: {
       tags: ['metrics'],
       summary: 'Trace metrics per minute, hour or day',

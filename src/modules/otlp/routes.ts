@@ -14,7 +14,8 @@ export const otlpRoutes: FastifyPluginAsyncZod = async (app) => {
   registerOtlpBodyParser(app, app.initialConfig.bodyLimit ?? 10 * 1024 * 1024);
 
   app.post('/v1/otlp/traces', {
-    config: { access: INGEST_ACCESS },
+    // validation_error: a session token names no project_id (an API key has its default project).
+    config: { access: INGEST_ACCESS, errors: ['not_found', 'error.project.archived', 'trace_quota_exceeded', 'validation_error'] },
     schema: {
       tags: ['ingest'],
       summary: 'OTLP/HTTP trace export (protobuf or JSON, optionally gzip)',
@@ -47,7 +48,7 @@ export const otlpRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/otlp/export', {
-    config: { access: EXPORT_ACCESS },
+    config: { access: EXPORT_ACCESS, errors: ['invalid_cursor'] },
     schema: {
       tags: ['traces'],
       summary: 'Export spans as OTLP TracesData JSON (dashboard only)',

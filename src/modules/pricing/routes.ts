@@ -36,7 +36,7 @@ export const pricingRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete('/v1/model-prices/:model', {
-    config: { access: write('model_price.delete') },
+    config: { access: write('model_price.delete'), errors: ['not_found'] },
     schema: {
       tags: ['model-prices'],
       summary: 'Remove this tenant\'s price for a model (the built-in price applies again)',

@@ -10,7 +10,7 @@ export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/v1/projects', {
     config: { access: write('project.create') },
-    schema: { tags: ['projects'], body: createProjectBody, response: { 201: project } },
+    schema: { tags: ['projects'], summary: 'Create a project', body: createProjectBody, response: { 201: project } },
     handler: async (request, reply) => {
       const created = await projects.create(requireAuth(request).tenantId, request.body.name);
       request.auditResource = { type: 'project', id: created.id, details: { name: created.name } };
@@ -19,8 +19,8 @@ export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/projects', {
-    config: { access: read },
-    schema: { tags: ['projects'], querystring: listProjectsQuery, response: { 200: projectList } },
+    config: { access: read, errors: ['invalid_cursor'] },
+    schema: { tags: ['projects'], summary: "The tenant's projects, by id", querystring: listProjectsQuery, response: { 200: projectList } },
     handler: async (request) => {
       const { status, limit, cursor } = request.query;
       return projects.list(requireAuth(request).tenantId, status, limit, cursor);
@@ -28,14 +28,20 @@ export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/projects/:id', {
-    config: { access: read },
-    schema: { tags: ['projects'], params: idParams, response: { 200: project } },
+    config: { access: read, errors: ['not_found'] },
+    schema: { tags: ['projects'], summary: 'One project', params: idParams, response: { 200: project } },
     handler: async (request) => projects.get(requireAuth(request).tenantId, request.params.id),
   });
 
   app.patch('/v1/projects/:id', {
-    config: { access: write('project.update') },
-    schema: { tags: ['projects'], params: idParams, body: updateProjectBody, response: { 200: project } },
+    config: { access: write('project.update'), errors: ['not_found'] },
+    schema: {
+      tags: ['projects'],
+      summary: "Rename a project or change its prompt auto-ship setting",
+      params: idParams,
+      body: updateProjectBody,
+      response: { 200: project },
+    },
     handler: async (request) => {
       request.auditResource = { type: 'project', id: request.params.id, details: request.body };
       return projects.update(requireAuth(request).tenantId, request.params.id, request.body);
@@ -43,14 +49,19 @@ export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post('/v1/projects/:id/archive', {
-    config: { access: write('project.archive') },
-    schema: { tags: ['projects'], params: idParams, response: { 200: project } },
+    config: { access: write('project.archive'), errors: ['not_found', 'error.project.cannot_archive_last'] },
+    schema: {
+      tags: ['projects'],
+      summary: 'Archive a project: ingest into it is refused until it is unarchived',
+      params: idParams,
+      response: { 200: project },
+    },
     handler: async (request) => projects.archive(requireAuth(request).tenantId, request.params.id),
   });
 
   app.post('/v1/projects/:id/unarchive', {
-    config: { access: write('project.unarchive') },
-    schema: { tags: ['projects'], params: idParams, response: { 200: project } },
+    config: { access: write('project.unarchive'), errors: ['not_found'] },
+    schema: { tags: ['projects'], summary: 'Unarchive a project', params: idParams, response: { 200: project } },
     handler: async (request) => projects.unarchive(requireAuth(request).tenantId, request.params.id),
   });
 };

@@ -6,7 +6,7 @@ export const sessionRoutes: FastifyPluginAsyncZod = async (app) => {
   const sessions = app.services.sessions;
 
   app.get('/v1/sessions', {
-    config: { access: QUERY_READ },
+    config: { access: QUERY_READ, errors: ['invalid_cursor'] },
     schema: {
       tags: ['sessions'],
       summary: 'Sessions (traces grouped by session_id), most recently active first',
@@ -18,7 +18,7 @@ export const sessionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/sessions/:id', {
-    config: { access: QUERY_READ },
+    config: { access: QUERY_READ, errors: ['not_found', 'invalid_cursor'] },
     schema: {
       tags: ['sessions'],
       summary: "A session's totals and its traces, oldest first",

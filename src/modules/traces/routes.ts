@@ -8,7 +8,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   const { traces, traceExports } = app.services;
 
   app.get('/v1/traces', {
-    config: { access: QUERY_READ },
+    config: { access: QUERY_READ, errors: ['invalid_cursor', 'error.tags_filter_incomplete'] },
     schema: {
       tags: ['traces'],
       summary: 'List traces, newest first',
@@ -24,7 +24,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/traces/export', {
-    config: { access: QUERY_READ },
+    config: { access: QUERY_READ, errors: ['error.tags_filter_incomplete'] },
     schema: {
       tags: ['traces'],
       summary: 'Export spans of the matching traces as CSV or JSONL',
@@ -43,7 +43,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/traces/:id', {
-    config: { access: QUERY_READ },
+    config: { access: QUERY_READ, errors: ['not_found'] },
     schema: {
       tags: ['traces'],
       summary: 'One trace with its spans and control_loop_depth',

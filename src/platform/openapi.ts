@@ -1,0 +1,219 @@
+import type { SwaggerOptions, SwaggerTransform } from '@fastify/swagger';
+import type { RouteOptions } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ALL_ROLES, ANY_TOKEN, type AccessPolicy } from './access.js';
+import { errorBody } from './schemas.js';
+
+/**
+ * The OpenAPI document as the complete contract: every operation carries its access policy
+ * (`x-access`) and its error responses, both derived here from the route's own declaration, never
+ * written per route. An error response lists the codes the operation can answer with at that
+ * status: those its access policy and its inputs imply, plus the ones its config names in `errors`.
+ */
+
+/** Every error code an operation can answer with: its status and what it means to a client. */
+export const ERROR_CODES = {
+  bad_request: { status: 400, meaning: 'The request is malformed: invalid JSON, or a value of the wrong type or shape (`details` names each field).' },
+  invalid_cursor: { status: 400, meaning: 'The cursor is malformed or belongs to a listing with other parameters; start again without it.' },
+  'error.tags_filter_incomplete': { status: 400, meaning: '`tag_key` and `tag_value` must be sent together.' },
+  unauthorized: { status: 401, meaning: 'No credential, or one that is malformed, expired, revoked or unknown.' },
+  plan_upgrade_required: { status: 402, meaning: "The tenant's plan is below `required_plan`." },
+  trace_quota_exceeded: { status: 402, meaning: "The tenant's monthly trace quota is spent; `required_plan` names a plan with more." },
+  session_required: { status: 403, meaning: 'Dashboard-only: needs a session token; API keys are refused.' },
+  role_forbidden: { status: 403, meaning: "The caller's role may not perform this operation." },
+  scope_forbidden: { status: 403, meaning: "The API key's scopes do not allow this operation." },
+  'error.project.archived': { status: 403, meaning: "The target project, or the key's own project, is archived: ingest is refused until it is unarchived." },
+  not_found: { status: 404, meaning: "No such resource in the caller's tenant (another tenant's is not found either)." },
+  trace_exists: { status: 409, meaning: 'A trace with this id is already stored.' },
+  no_active_project: { status: 409, meaning: 'The tenant has no active project to default to.' },
+  'error.project.cannot_archive_last': { status: 409, meaning: 'The last active project of a tenant cannot be archived.' },
+  payload_too_large: { status: 413, meaning: 'The body exceeds the size limit.' },
+  unsupported_media_type: { status: 415, meaning: 'The Content-Type (or Content-Encoding) is not accepted.' },
+  validation_error: { status: 422, meaning: 'A required field is missing (`details` names each).' },
+  rate_limited: { status: 429, meaning: "The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header)." },
+  internal_error: { status: 500, meaning: 'An unexpected failure; it is logged and its message is not shown.' },
+  service_unavailable: { status: 503, meaning: 'A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header.' },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Codes the route's own code (its service) can answer with, beyond those its access policy and
+     * inputs imply; each is documented at its status from ERROR_CODES.
+     */
+    errors?: readonly ErrorCode[];
+  }
+}
+
+export const ERROR_SCHEMA_REF = '#/components/schemas/Error';
+
+/** The shared error body (platform/schemas.ts `errorBody`) as the document's one `Error` component. */
+const { $schema: _dialect, ...errorJson } = z.toJSONSchema(errorBody, { target: 'draft-2020-12', io: 'output' });
+// zod types its output as any JSON Schema; this one is an object schema, as the document's types want.
+const errorComponent = errorJson as { type: 'object'; description?: string; properties?: Record<string, object>; required?: string[] };
+
+/** `x-access` of an operation: the route's policy as a client needs it; public routes say only that. */
+export function accessExtension(policy: AccessPolicy) {
+  if (policy.public) return { public: true as const };
+  return {
+    tokens: [...policy.tokens],
+    roles: [...policy.roles],
+    scope: policy.scope,
+    plan: policy.plan ?? null,
+    rate_bucket: policy.rateBucket ?? 'default',
+  };
+}
+
+/** What the error responses of a route are derived from. */
+export interface RouteErrorFacts {
+  methods: readonly string[];
+  policy: AccessPolicy;
+  /** A zod schema checks the body, querystring or path params: a wrong value is a 400. */
+  validatesInput: boolean;
+  /** A field a client could leave out is required, and the route does not handle its own validation: a 422. */
+  requiresFields: boolean;
+  declared: readonly ErrorCode[];
+}
+
+// Fastify parses a body on these methods whatever the route declares (json-body.ts, bodyLimit).
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Status → codes the route can answer with, ascending by status. */
+export function routeErrorCodes(facts: RouteErrorFacts): Map<number, ErrorCode[]> {
+  const { policy } = facts;
+  const found: [number, ErrorCode][] = [];
+  const add = (code: ErrorCode, status: number = ERROR_CODES[code].status) => found.push([status, code]);
+  const takesBody = facts.methods.some((m) => BODY_METHODS.has(m));
+
+  if (facts.validatesInput || takesBody) add('bad_request');
+  if (!policy.public) {
+    add('unauthorized');
+    if (ANY_TOKEN.some((kind) => !policy.tokens.includes(kind))) add('session_required');
+    if (ALL_ROLES.some((role) => !policy.roles.includes(role))) add('role_forbidden');
+    if (policy.scope !== 'read' && policy.tokens.includes('apikey')) add('scope_forbidden');
+    if (policy.plan) add('plan_upgrade_required', policy.planDeniedStatus ?? ERROR_CODES.plan_upgrade_required.status);
+    add('rate_limited');
+    // Authentication reads Postgres (key lookup, user upsert): every guarded route may see a 503.
+    add('service_unavailable');
+  }
+  if (takesBody) {
+    add('payload_too_large');
+    add('unsupported_media_type');
+  }
+  if (facts.requiresFields) add('validation_error');
+  for (const code of facts.declared) add(code);
+  add('internal_error');
+
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const [status, code] of found.sort(([a], [b]) => a - b)) {
+    const codes = byStatus.get(status) ?? [];
+    if (!codes.includes(code)) codes.push(code);
+    byStatus.set(status, codes);
+  }
+  return byStatus;
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/** Whether a JSON schema requires some property anywhere a client could leave one out. */
+function requiresSomeField(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(requiresSomeField);
+  if (!schema || typeof schema !== 'object') return false;
+  const s = schema as JsonSchema;
+  if (Array.isArray(s.required) && s.required.length > 0) return true;
+  const nested = [s.items, s.additionalProperties, s.prefixItems, s.anyOf, s.oneOf, s.allOf];
+  if (s.properties && typeof s.properties === 'object') nested.push(...Object.values(s.properties));
+  return nested.some(requiresSomeField);
+}
+
+const codeList = (codes: readonly ErrorCode[]) => codes.map((code) => `- \`${code}\`: ${ERROR_CODES[code].meaning}`).join('\n');
+
+/** The shared Error body, with `code` narrowed to what this response can carry. */
+const errorSchema = (codes: readonly ErrorCode[]) => ({
+  allOf: [{ $ref: ERROR_SCHEMA_REF }, { properties: { code: { enum: [...codes] } } }],
+});
+
+/**
+ * A route's own schema for an error status (batch ingest's per-item failures, readiness) is kept;
+ * where the platform can answer that status too (a refused credential, a malformed body), the
+ * response is either body.
+ */
+function errorResponse(codes: readonly ErrorCode[], own: JsonSchema | undefined): JsonSchema {
+  if (!own) return { description: codeList(codes), content: { 'application/json': { schema: errorSchema(codes) } } };
+  const ownContent = own.content as Record<string, { schema: unknown }> | undefined;
+  const ownSchema = ownContent ? Object.values(ownContent)[0]?.schema : own;
+  const ownName = typeof own.description === 'string' ? own.description : 'The route-specific body';
+  return {
+    description: `${ownName}, or the shared Error body with one of:\n${codeList(codes)}`,
+    content: { 'application/json': { schema: { anyOf: [ownSchema, errorSchema(codes)] } } },
+  };
+}
+
+const isErrorStatus = (status: string) => /^[45]\d\d$/.test(status);
+
+/**
+ * The per-route transform of @fastify/swagger: zod schemas to JSON Schema first
+ * (fastify-type-provider-zod), then the summary's companions: `x-access`, the error responses,
+ * and no security requirement on public routes.
+ */
+export const documentRoute: SwaggerTransform = (document) => {
+  const transformed = jsonSchemaTransform(document);
+  const schema = (transformed.schema ?? {}) as JsonSchema;
+  if (schema.hide) return transformed;
+  const route: RouteOptions = document.route;
+  const policy = route.config?.access;
+  if (!policy) throw new Error(`route ${String(route.method)} ${route.url} declares no access policy`);
+
+  const routeSchema = (route.schema ?? {}) as JsonSchema;
+  const codes = routeErrorCodes({
+    methods: [route.method].flat(),
+    policy,
+    validatesInput: Boolean(routeSchema.body ?? routeSchema.querystring ?? routeSchema.params),
+    requiresFields: !route.attachValidation && (requiresSomeField(schema.body) || requiresSomeField(schema.querystring)),
+    declared: route.config?.errors ?? [],
+  });
+
+  const own = (schema.response ?? {}) as Record<string, JsonSchema>;
+  const response: Record<string, JsonSchema> = Object.fromEntries(Object.entries(own).filter(([status]) => !isErrorStatus(status)));
+  for (const [status, statusCodes] of codes) response[status] = errorResponse(statusCodes, own[status]);
+  // An error status the route documents and the platform never answers keeps the route's schema as is.
+  for (const [status, body] of Object.entries(own)) if (isErrorStatus(status) && !response[status]) response[status] = body;
+
+  return {
+    url: transformed.url,
+    schema: {
+      ...schema,
+      ...(policy.public ? { security: [] } : {}),
+      'x-access': accessExtension(policy),
+      response,
+    },
+  };
+};
+
+/** @fastify/swagger options: the document's frame, the shared Error component and the per-route transform. */
+export const openApiOptions: SwaggerOptions = {
+  openapi: {
+    openapi: '3.1.0',
+    info: {
+      title: 'Looptrace API',
+      version: '1.0.0',
+      description:
+        'Tracing, evaluation and improvement of LLM applications. Contract: spec/api-v1.md.\n\n' +
+        'Every operation names its access policy in `x-access`: `{public: true}` for routes without a credential, ' +
+        'otherwise `{tokens, roles, scope, plan, rate_bucket}` (`scope`: `read` is open to query-scoped API keys, `write` ' +
+        'and `admin` need an unrestricted key; `plan`: the lowest plan allowed, null when any). Every error body is the ' +
+        '`Error` schema; each error response lists the `code` values it can carry.',
+    },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'API key (lt_…) or dashboard session JWT' },
+      },
+      schemas: { Error: errorComponent },
+    },
+    security: [{ bearer: [] }],
+  },
+  transform: documentRoute,
+};
