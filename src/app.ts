@@ -9,6 +9,7 @@ import { Authenticator } from './platform/auth.js';
 import { registerErrorHandling } from './platform/http-errors.js';
 import { newId } from './platform/ids.js';
 import { registerJsonBodyParser } from './platform/json-body.js';
+import { registerResponseDeadline } from './platform/response-deadline.js';
 import { openApiOptions } from './platform/openapi.js';
 import { addQueueDepthSource, httpRequestDuration } from './platform/metrics.js';
 import { RateLimiter } from './platform/ratelimit.js';
@@ -64,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
+  registerResponseDeadline(app, deps.config.responseDeadlineMs);
   registerJsonBodyParser(app);
 
   app.addHook('onRequest', async (request, reply) => {

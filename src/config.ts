@@ -30,6 +30,7 @@ const envSchema = z.object({
   AUTH_AUDIENCE: optionalString,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  RESPONSE_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
   AUDIT_ANCHOR_DIR: optionalString,
   AUDIT_ANCHOR_S3_BUCKET: optionalString,
   AUDIT_ANCHOR_S3_REGION: optionalString,
@@ -67,6 +68,8 @@ export type Config = {
   };
   logLevel: string;
   bodyLimitBytes: number;
+  /** A request not answered by then gets 503 + Retry-After (a store that stopped answering); 0 = off. */
+  responseDeadlineMs: number;
   auditAnchor: {
     dir: string;
     s3: { bucket: string; region: string | undefined; endpoint: string | undefined } | undefined;
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth: { jwtSecret, jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE },
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    responseDeadlineMs: e.RESPONSE_DEADLINE_MS,
     auditAnchor: {
       dir: path.resolve(e.AUDIT_ANCHOR_DIR ?? path.join(dataDir, 'audit-anchors')),
       s3: e.AUDIT_ANCHOR_S3_BUCKET

@@ -157,10 +157,10 @@ async function metricValue(app: App, series: string): Promise<number | undefined
 }
 
 /** An app whose store at `variable` goes through a proxy, with a tenant, one stored trace and the route table. */
-async function proxiedApp(variable: 'REDIS_URL' | 'DATABASE_URL', defaultPort: number) {
+async function proxiedApp(variable: 'REDIS_URL' | 'DATABASE_URL', defaultPort: number, env: Record<string, string> = {}) {
   const proxy = TcpProxy.forUrl(process.env[variable]!, defaultPort);
   await proxy.start();
-  const ctx = await startApp({ [variable]: proxy.rewrite(process.env[variable]!) });
+  const ctx = await startApp({ [variable]: proxy.rewrite(process.env[variable]!), ...env });
   const { app, lines } = await loggingApp(ctx);
   const t = await createTenant(app);
   const known = aTrace({ session_id: SESSION });
@@ -318,6 +318,26 @@ describe('Redis stops answering (connections open, nothing comes back)', () => {
   });
 });
 
+/**
+ * What each route answers while Postgres is away (refusing or silent), and why. The API key was looked up just before
+ * the cut and is cached in-process for 30 s (platform/auth.ts), so requests still authenticate.
+ */
+const WITHOUT_POSTGRES: Record<RouteName, { status: 200 | 201 | 503; why: string }> = {
+  'POST /v1/ingest': { status: 503, why: 'ids are reserved in the trace registry (Postgres) before the write' },
+  'POST /v1/ingest/batch': { status: 503, why: 'ids are reserved in the trace registry (Postgres) before the write' },
+  'POST /v1/otlp/traces (json)': { status: 503, why: 'traces are registered in the trace registry (Postgres) before the write' },
+  'POST /v1/otlp/traces (protobuf)': { status: 503, why: 'traces are registered in the trace registry (Postgres) before the write' },
+  'GET /v1/traces': { status: 200, why: 'the list reads ClickHouse only' },
+  'GET /v1/traces/{id}': { status: 503, why: 'the trace is located (project, time) in the registry (Postgres)' },
+  'GET /v1/traces/export': { status: 200, why: 'the export streams from ClickHouse only' },
+  'GET /v1/metrics': { status: 200, why: 'metrics read the ClickHouse rollup only' },
+  'GET /v1/metrics (group_by)': { status: 200, why: 'metrics read the ClickHouse rollup only' },
+  'GET /v1/sessions': { status: 200, why: 'sessions aggregate ClickHouse traces only' },
+  'GET /v1/sessions/{id}': { status: 200, why: 'sessions aggregate ClickHouse traces only' },
+  'GET /v1/projects': { status: 503, why: 'projects live in Postgres' },
+  'GET /v1/projects/{id}': { status: 503, why: 'projects live in Postgres' },
+};
+
 describe('Postgres unreachable', () => {
   let fixture: Awaited<ReturnType<typeof proxiedApp>> | undefined;
   let proxy: TcpProxy;
@@ -325,26 +345,6 @@ describe('Postgres unreachable', () => {
   let lines: LogLine[];
   let table: RouteTable;
   let during: Map<string, LightMyRequestResponse>;
-
-  /**
-   * What each route answers while Postgres is away, and why. The API key was looked up just before
-   * the cut and is cached in-process for 30 s (platform/auth.ts), so requests still authenticate.
-   */
-  const EXPECTED: Record<RouteName, { status: 200 | 201 | 503; why: string }> = {
-    'POST /v1/ingest': { status: 503, why: 'ids are reserved in the trace registry (Postgres) before the write' },
-    'POST /v1/ingest/batch': { status: 503, why: 'ids are reserved in the trace registry (Postgres) before the write' },
-    'POST /v1/otlp/traces (json)': { status: 503, why: 'traces are registered in the trace registry (Postgres) before the write' },
-    'POST /v1/otlp/traces (protobuf)': { status: 503, why: 'traces are registered in the trace registry (Postgres) before the write' },
-    'GET /v1/traces': { status: 200, why: 'the list reads ClickHouse only' },
-    'GET /v1/traces/{id}': { status: 503, why: 'the trace is located (project, time) in the registry (Postgres)' },
-    'GET /v1/traces/export': { status: 200, why: 'the export streams from ClickHouse only' },
-    'GET /v1/metrics': { status: 200, why: 'metrics read the ClickHouse rollup only' },
-    'GET /v1/metrics (group_by)': { status: 200, why: 'metrics read the ClickHouse rollup only' },
-    'GET /v1/sessions': { status: 200, why: 'sessions aggregate ClickHouse traces only' },
-    'GET /v1/sessions/{id}': { status: 200, why: 'sessions aggregate ClickHouse traces only' },
-    'GET /v1/projects': { status: 503, why: 'projects live in Postgres' },
-    'GET /v1/projects/{id}': { status: 503, why: 'projects live in Postgres' },
-  };
 
   beforeAll(async () => {
     fixture = await proxiedApp('DATABASE_URL', 5432);
@@ -357,7 +357,7 @@ describe('Postgres unreachable', () => {
 
   it.each(ROUTE_NAMES)('%s answers as expected while Postgres is away, never 500', (name) => {
     const res = during.get(name)!;
-    const { status, why } = EXPECTED[name];
+    const { status, why } = WITHOUT_POSTGRES[name];
     if (status === 503) expectUnavailable(res, `${name} (${why})`);
     else expect(res.statusCode, `${name} (${why}): ${res.body.slice(0, 300)}`).toBe(status);
   });
@@ -390,5 +390,46 @@ describe('Postgres unreachable', () => {
       expect(res.statusCode, `${name}: ${res.body.slice(0, 300)}`).toBe(successOf(name));
     }
     expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ status: 'ready' });
+  });
+});
+
+describe('Postgres stops answering (connections open, nothing comes back)', () => {
+  const DEADLINE_MS = 1_500;
+  let fixture: Awaited<ReturnType<typeof proxiedApp>> | undefined;
+  let proxy: TcpProxy;
+  let app: App;
+  let lines: LogLine[];
+  let table: RouteTable;
+  let during: Map<string, LightMyRequestResponse>;
+
+  beforeAll(async () => {
+    fixture = await proxiedApp('DATABASE_URL', 5432, { RESPONSE_DEADLINE_MS: String(DEADLINE_MS) });
+    ({ proxy, app, lines, table } = fixture);
+    proxy.stall();
+    during = await callAll(app, table, 'postgres stalled');
+  });
+  afterAll(async () => closeProxiedApp(fixture));
+
+  // postgres.js would wait on a silent connection for as long as TCP takes: the response deadline answers instead.
+  it.each(ROUTE_NAMES)('%s answers as if Postgres were away, by the response deadline at the latest', (name) => {
+    const res = during.get(name)!;
+    const { status, why } = WITHOUT_POSTGRES[name];
+    if (status === 503) expectUnavailable(res, `${name} (${why})`);
+    else expect(res.statusCode, `${name} (${why}): ${res.body.slice(0, 300)}`).toBe(status);
+  });
+
+  it('logs those 503s as warnings, none as a failed request', () => {
+    expect(lines.filter((l) => l.level === WARN && l.msg?.includes('is not answering')).length).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.level >= ERROR && l.msg === 'request failed')).toEqual([]);
+    // What Fastify logs when such a handler's store call fails after its answer left: the store's own error.
+    const late = lines.filter((l) => l.level >= ERROR);
+    expect(late.every((l) => l.msg === 'Promise errored, but reply.sent = true was set'), JSON.stringify(late.map((l) => l.msg))).toBe(true);
+  });
+
+  it('recovers once Postgres answers again', async () => {
+    await proxy.restore();
+    for (const [name, res] of await callAll(app, table, 'postgres answers again')) {
+      expect(res.statusCode, `${name}: ${res.body.slice(0, 300)}`).toBe(successOf(name));
+    }
   });
 });

@@ -87,7 +87,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
         { code: appError.code, status: 503, store: outage.store ?? 'unknown', reason: outage.reason, target: outage.target },
         `${outage.store ?? 'a store'} unavailable: ${outage.reason}`,
       );
-    } else if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    } else if (appError.status >= 500 && !(error instanceof AppError && appError.retryable)) request.log.error({ err: error }, 'request failed');
     else request.log.warn({ code: appError.code, status: appError.status }, appError.message);
     return reply
       .status(appError.status)

@@ -18,7 +18,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/audit-log/verify', {
-    config: { access: auditReader },
+    config: { access: auditReader, responseDeadline: false },
     schema: { tags: ['audit'], summary: "Verify the tenant's audit hash chain row by row", response: { 200: chainVerification } },
     handler: async (request) => audit.verifyChain(requireAuth(request).tenantId),
   });

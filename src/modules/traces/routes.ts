@@ -24,7 +24,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get('/v1/traces/export', {
-    config: { access: QUERY_READ, errors: ['error.tags_filter_incomplete'] },
+    config: { access: QUERY_READ, errors: ['error.tags_filter_incomplete'], responseDeadline: false },
     schema: {
       tags: ['traces'],
       summary: 'Export spans of the matching traces as CSV or JSONL',
