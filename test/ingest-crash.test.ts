@@ -3,6 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { traceUuid } from '../src/modules/otlp/ids.js';
+import { anOtlpRequest, anOtlpSpan, otelSpanId, otelTraceId } from './builders/otlp.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';
 import { freePort, ServerProcess } from './helpers/server-process.js';
@@ -25,7 +27,7 @@ let server: ServerProcess;
 beforeAll(async () => {
   // In-process app only to create the tenant through the CLI's code path (same Postgres).
   ctx = await startApp();
-  tenants = await Promise.all(KILL_AFTER_MS.map(() => createTenant(ctx.app)));
+  tenants = await Promise.all([...KILL_AFTER_MS, 'otlp'].map(() => createTenant(ctx.app)));
   server = new ServerProcess(await freePort(), {
     LOOPTRACE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'looptrace-crash-')),
     // The same instance across restarts: the restarted process settles its predecessor's writes.
@@ -148,5 +150,84 @@ describe('SIGKILL during full-speed batch ingest, restart, retry', () => {
     expect(ledger.unexpected).toEqual([]);
     expect(await unreadable(tenant, ledger.claimed)).toEqual([]);
     console.log(JSON.stringify({ killAfterMs, claimed: ledger.claimed.size, cutOff: cutOff.length, load: t1 - t0, restart: t2 - t1, retry: t3 - t2, verify: Date.now() - t3 }));
+  });
+});
+
+describe('SIGKILL during full-speed OTLP export, restart, the exporter retrying', () => {
+  const TRACES = 5;
+  const SPANS = 4;
+  const otlpBody = () =>
+    anOtlpRequest(
+      Array.from({ length: TRACES }, () => otelTraceId()).flatMap((traceId) =>
+        Array.from({ length: SPANS }, () => anOtlpSpan({ traceId, spanId: otelSpanId() })),
+      ),
+    );
+  type OtlpBody = ReturnType<typeof otlpBody>;
+  const traceIdsOf = (body: OtlpBody) =>
+    [...new Set((body.resourceSpans[0]!.scopeSpans[0]!.spans as { traceId: string }[]).map((sp) => traceUuid(sp.traceId)))];
+
+  async function exportOtlp(tenant: TestTenant, body: OtlpBody): Promise<number | undefined> {
+    try {
+      const res = await fetch(`${server.url}/v1/otlp/traces`, {
+        method: 'POST',
+        headers: { ...tenant.auth, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    } catch {
+      return undefined;
+    }
+  }
+
+  it('every span acknowledged, or sent again until acknowledged, is stored, and each trace is counted once', { timeout: 180_000 }, async () => {
+    const tenant = tenants[KILL_AFTER_MS.length]!;
+    const sent: OtlpBody[] = [];
+    let unsettled: OtlpBody[] = [];
+    let killed = false;
+    const worker = async () => {
+      while (!killed) {
+        const body = otlpBody();
+        sent.push(body);
+        const status = await exportOtlp(tenant, body);
+        if (status !== 200) unsettled.push(body); // the exporter retries these: no answer, or 503
+      }
+    };
+    const workers = Array.from({ length: CONCURRENCY }, worker);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await server.kill();
+    killed = true;
+    await Promise.all(workers);
+    await server.start();
+    const restarted = Date.now();
+    for (let attempt = 0; unsettled.length > 0 && attempt < 12; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 3_000)));
+      const statuses = await Promise.all(unsettled.map((b) => exportOtlp(tenant, b)));
+      unsettled = unsettled.filter((_, i) => statuses[i] !== 200);
+    }
+    expect(unsettled, 'requests never acknowledged by retrying').toEqual([]);
+
+    const expected = new Set(sent.flatMap(traceIdsOf));
+    // Trace rows are rolled up from the spans after the fact (the queue, or the reconcile job for
+    // rollups the kill cut off), so wait until every trace is exported whole.
+    let missing: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const res = await fetch(`${server.url}/v1/traces/export?format=jsonl&from=2026-10-01T00:00:00.000Z&to=2026-12-01T00:00:00.000Z`, {
+        headers: tenant.auth,
+      });
+      const spans = new Map<string, number>();
+      for (const line of (await res.text()).split('\n').filter(Boolean)) {
+        const { trace_id } = JSON.parse(line) as { trace_id: string };
+        spans.set(trace_id, (spans.get(trace_id) ?? 0) + 1);
+      }
+      missing = [...expected].filter((id) => spans.get(id) !== SPANS);
+      if (missing.length === 0) break;
+      if (i % 10 === 0) console.log(JSON.stringify({ otlp_missing: missing.length, of: expected.size }));
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    expect(missing.slice(0, 10), `${missing.length} of ${expected.size} traces not stored whole`).toEqual([]);
+    const [usage] = await ctx.stores.sql<{ traces: number }[]>`select sum(traces)::int as traces from trace_usage where tenant_id = ${tenant.tenantId}`;
+    expect(usage!.traces).toBe(expected.size);
+    console.log(JSON.stringify({ otlp: { requests: sent.length, traces: expected.size, whole_after_restart_ms: Date.now() - restarted } }));
   });
 });
