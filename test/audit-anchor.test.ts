@@ -125,6 +125,21 @@ describe('daily audit anchors', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it("the daily run makes up the days a missed run did not anchor, and rewrites none it did", async () => {
+    const { t } = await tenantWithChain(1);
+    await ctx.stores.sql`update tenants set created_at = now() - interval '3 days' where id = ${t.tenantId}`;
+    const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    const before = await anchors().anchor(t.tenantId, day(2)); // the run two days ago happened; the others were missed
+    const runs = await anchors().anchorRecentDaysForAllTenants(new Date(), 7);
+    expect(runs.map((r) => r.date)).toEqual([7, 6, 5, 4, 3, 2, 1].map(day));
+    const mine = runs.flatMap((r) => r.anchors.filter((a) => a.tenant_id === t.tenantId).map((a) => a.date));
+    // Anchored for every day that had ended since the tenant existed by its end, and nothing earlier.
+    expect(mine).toEqual([3, 2, 1].map(day));
+    const [again] = await ctx.stores.sql<{ anchored_at: Date }[]>`
+      select anchored_at from audit_anchors where tenant_id = ${t.tenantId} and date = ${day(2)}`;
+    expect(again!.anchored_at.toISOString()).toBe(before.anchored_at.toISOString());
+  });
+
   it('lets racing anchorers of one day agree on a single anchor', async () => {
     const { t } = await tenantWithChain(1);
     const results = await Promise.all(Array.from({ length: 6 }, () => anchors().anchor(t.tenantId, today())));

@@ -8,6 +8,8 @@ import { S3AnchorStorage } from './s3-anchor-storage.js';
 import { SigningKeyStore, type SigningKey } from './signing.js';
 
 const DAY_MS = 86_400_000;
+/** How many past days each daily anchoring run makes sure of (missed runs are made up within that). */
+const CATCH_UP_DAYS = 7;
 
 export interface AuditAnchorRow {
   tenant_id: string;
@@ -139,9 +141,17 @@ export class AuditAnchorService {
     return result;
   }
 
-  /** The daily job: the UTC day that just ended. */
-  anchorYesterdayForAllTenants(now: Date = new Date()): Promise<AnchorRunResult> {
-    return this.anchorDayForAllTenants(utcDay(new Date(now.getTime() - DAY_MS)), now);
+  /**
+   * The daily job: the UTC day that just ended, and the days before it back to `catchUpDays`, so a
+   * run that was missed (Redis down at 00:15, its job lost with Redis's data) is made up the next
+   * time. Days already anchored are answered from `audit_anchors` without writing anything.
+   */
+  async anchorRecentDaysForAllTenants(now: Date = new Date(), catchUpDays = CATCH_UP_DAYS): Promise<AnchorRunResult[]> {
+    const runs: AnchorRunResult[] = [];
+    for (let daysAgo = catchUpDays; daysAgo >= 1; daysAgo--) {
+      runs.push(await this.anchorDayForAllTenants(utcDay(new Date(now.getTime() - daysAgo * DAY_MS)), now));
+    }
+    return runs;
   }
 
   /** Head of the chain as of `before`, after proving the chain up to it is intact. */
