@@ -3,7 +3,8 @@ import { AppError, unavailable } from '../../platform/errors.js';
 import { describeIssues, type FieldProblem } from '../../platform/http-errors.js';
 import { PLANS } from '../../platform/plans.js';
 import type { ProjectService } from '../projects/service.js';
-import { WriteTimeoutError, type GroupCommitBatcher } from './batcher.js';
+import type { GroupCommitBatcher } from './batcher.js';
+import { commitRows } from './commit.js';
 import { normalizeTrace, type NormalizedTrace } from './normalize.js';
 import type { PriceBook } from './price-book.js';
 import type { NativeReservation, TraceRegistry } from './registry.js';
@@ -133,19 +134,14 @@ export class IngestService {
     return this.registry.reserveNative(auth.tenantId, projectId, entries, PLANS[auth.plan].tracesPerMonth, now);
   }
 
-  /** Group-commits the rows; on failure nothing is acknowledged and the reservations are settled. */
-  private async commit(tenantId: string, traces: readonly NormalizedTrace[]): Promise<void> {
-    try {
-      await this.batcher.submit(
-        traces.map((t) => t.trace),
-        traces.flatMap((t) => t.spans),
-        traces.map((t) => ({ tenantId, traceId: t.trace.id, projectId: t.trace.project_id, startedAtMs: t.startedAtMs, source: 'native' as const })),
-      );
-    } catch (err) {
-      // A write that timed out may still commit: its reservations stay ours until it is abandoned.
-      if (!(err instanceof WriteTimeoutError)) await this.registry.abandon(tenantId, traces.map((t) => t.trace.id)).catch(() => {});
-      throw Object.assign(unavailable('the trace store did not accept the write; retry later', 2), { cause: err });
-    }
+  private commit(tenantId: string, traces: readonly NormalizedTrace[]): Promise<void> {
+    return commitRows(this.batcher, this.registry, {
+      tenantId,
+      traces: traces.map((t) => t.trace),
+      spans: traces.flatMap((t) => t.spans),
+      registrations: traces.map((t) => ({ tenantId, traceId: t.trace.id, projectId: t.trace.project_id, startedAtMs: t.startedAtMs, source: 'native' as const })),
+      reservedIds: traces.map((t) => t.trace.id),
+    });
   }
 }
 

@@ -1,9 +1,9 @@
 import type { JobEnqueuer } from '../../jobs/enqueue.js';
 import type { AuthContext } from '../../platform/auth.js';
-import { unavailable } from '../../platform/errors.js';
 import { PLANS } from '../../platform/plans.js';
 import { nanosToMillis } from '../../platform/time.js';
-import { WriteTimeoutError, type GroupCommitBatcher } from '../ingest/batcher.js';
+import type { GroupCommitBatcher } from '../ingest/batcher.js';
+import { commitRows } from '../ingest/commit.js';
 import { buildSpan, type SpanFields } from '../ingest/normalize.js';
 import type { PriceBook } from '../ingest/price-book.js';
 import type { RegistryLog, TraceRegistry } from '../ingest/registry.js';
@@ -98,13 +98,8 @@ export class OtlpIngestService {
       registrations.push({ tenantId: auth.tenantId, traceId, projectId, startedAtMs: earliestStartMs(spans), source: 'otlp' });
     }
     if (rows.length > 0) {
-      try {
-        await this.batcher.submit([], rows, registrations);
-      } catch (err) {
-        // Nothing is acknowledged: the exporter retries, and re-sent spans collapse onto the same rows.
-        if (!(err instanceof WriteTimeoutError)) await this.registry.abandon(auth.tenantId, fresh).catch(() => {});
-        throw Object.assign(unavailable('the trace store did not accept the write; retry later', 2), { cause: err });
-      }
+      // On failure the exporter retries, and re-sent spans collapse onto the same rows.
+      await commitRows(this.batcher, this.registry, { tenantId: auth.tenantId, traces: [], spans: rows, registrations, reservedIds: fresh });
       // The spans are committed and the registry owes each trace a rollup (spans_at), so the answer
       // does not wait for the queue: one that is away only delays the rollup until the reconcile
       // job finds it owed.
