@@ -34,11 +34,9 @@ export interface RegisteredTrace {
 export interface AbandonedReservation {
   tenantId: string;
   traceId: string;
-  projectId: string;
   source: TraceSource;
   writer: string | null;
   startedAt: Date;
-  createdAt: Date;
 }
 
 /** First day of the UTC month, the key of the usage counter. */
@@ -147,8 +145,7 @@ export function registryRepository(sql: Sql) {
           ? sql``
           : sql`and r.tenant_id = ${options.tenantId} and r.trace_id = any(${uuids(options.traceIds ?? [])}::uuid[])`;
       return observeStoreCall('postgres', 'ingest.abandoned', () => sql<AbandonedReservation[]>`
-        select r.tenant_id as "tenantId", r.trace_id as "traceId", r.project_id as "projectId", r.source,
-               r.writer, r.started_at as "startedAt", r.created_at as "createdAt"
+        select r.tenant_id as "tenantId", r.trace_id as "traceId", r.source, r.writer, r.started_at as "startedAt"
         from trace_registry r left join ingest_writers w on w.id = r.writer
         where r.state = 'pending' ${scope}
           and (w.id is null or w.retired_at is not null
@@ -200,8 +197,7 @@ export function registryRepository(sql: Sql) {
       return sql<AbandonedReservation[]>`
         update trace_registry set writer = null
         where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[]) and state = 'pending' and writer = ${writer}
-        returning tenant_id as "tenantId", trace_id as "traceId", project_id as "projectId", source, writer,
-                  started_at as "startedAt", created_at as "createdAt"`;
+        returning tenant_id as "tenantId", trace_id as "traceId", source, writer, started_at as "startedAt"`;
     },
 
     /** The OTLP rollup moved a trace's start (an earlier span arrived): keep the locator in step. */
