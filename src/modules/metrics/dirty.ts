@@ -11,8 +11,8 @@ export interface DirtyTrackerOptions {
   leaseMs: number;
   /**
    * Claim only these tenants' minutes (marks are never filtered): a catch-up or backfill of some
-   * tenants that leaves everyone else's minutes to the rollup job. Also what keeps parallel test
-   * processes, each with its own embedded ClickHouse, from recomputing each other's minutes.
+   * tenants that leaves everyone else's minutes to the rollup job (test/metrics.test.ts scopes its
+   * rollups this way to its own tenants).
    */
   tenantIds?: readonly string[];
 }
