@@ -41,7 +41,17 @@ const envSchema = z.object({
   INGEST_WRITE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   LOOPTRACE_INSTANCE_ID: optionalString,
   LOOPTRACE_EXIT_WITH_PARENT: z.enum(['0', '1', 'true', 'false']).optional(),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalString,
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: optionalString,
+  LOOPTRACE_EMBEDDING_MODEL: z.string().min(1).default('text-embedding-3-small'),
+  LOOPTRACE_ALLOW_PRIVATE_PROVIDER_URLS: z.enum(['0', '1', 'true', 'false']).optional(),
+  LOOPTRACE_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  LOOPTRACE_PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
 });
+
+const flag = (value: string | undefined): boolean => value === '1' || value === 'true';
 
 export type Config = {
   env: string;
@@ -83,6 +93,19 @@ export type Config = {
   instanceId: string;
   /** Shut down gracefully when the launching process dies (npm does not pass SIGTERM on to us). */
   exitWithParent: boolean;
+  /**
+   * The operator's LLM vendors (trusted URLs, loopback included) and the limits of every provider
+   * call; tenants' own connections (llm-connections) go through the SSRF guard unless
+   * `allowPrivateUrls`.
+   */
+  providers: {
+    openai: { apiKey: string | undefined; baseUrl: string | undefined };
+    anthropic: { apiKey: string | undefined; baseUrl: string | undefined };
+    embeddingModel: string;
+    allowPrivateUrls: boolean;
+    timeoutMs: number;
+    maxRetries: number;
+  };
 };
 
 /**
@@ -148,6 +171,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     ingest: { flushMs: e.INGEST_FLUSH_MS, flushRows: e.INGEST_FLUSH_ROWS, writeTimeoutMs: e.INGEST_WRITE_TIMEOUT_MS },
     instanceId: e.LOOPTRACE_INSTANCE_ID ?? `${hostname()}:${e.PORT}`,
-    exitWithParent: e.LOOPTRACE_EXIT_WITH_PARENT === '1' || e.LOOPTRACE_EXIT_WITH_PARENT === 'true',
+    exitWithParent: flag(e.LOOPTRACE_EXIT_WITH_PARENT),
+    providers: {
+      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+      embeddingModel: e.LOOPTRACE_EMBEDDING_MODEL,
+      allowPrivateUrls: flag(e.LOOPTRACE_ALLOW_PRIVATE_PROVIDER_URLS),
+      timeoutMs: e.LOOPTRACE_PROVIDER_TIMEOUT_MS,
+      maxRetries: e.LOOPTRACE_PROVIDER_MAX_RETRIES,
+    },
   };
 }

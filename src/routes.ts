@@ -11,6 +11,9 @@ import { otlpRoutes } from './modules/otlp/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { sessionRoutes } from './modules/sessions/routes.js';
 import { traceRoutes } from './modules/traces/routes.js';
+import { feedbackRoutes } from './modules/feedback/routes.js';
+import { evalRoutes } from './modules/evals/routes.js';
+import { evalRuleRoutes } from './modules/evals/rule-routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -20,6 +23,9 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(auditRoutes);
   await app.register(ingestRoutes);
   await app.register(traceRoutes);
+  await app.register(feedbackRoutes);
+  await app.register(evalRoutes);
+  await app.register(evalRuleRoutes);
   await app.register(sessionRoutes);
   await app.register(otlpRoutes);
   await app.register(meRoutes);

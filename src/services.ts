@@ -28,7 +28,15 @@ import { noControlActionsYet } from './modules/traces/control-loop-depth.js';
 import { TraceExportService } from './modules/traces/export.js';
 import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
+import { feedbackRepository } from './modules/feedback/repo.js';
+import { FeedbackService } from './modules/feedback/service.js';
 import { traceRepository } from './modules/traces/repo.js';
+import { OnlineEvaluator } from './modules/evals/online.js';
+import { evaluationRepository } from './modules/evals/repo.js';
+import { EvalRuleService } from './modules/evals/rules.js';
+import { evalRuleRepository } from './modules/evals/rules-repo.js';
+import { EvalScorer } from './modules/evals/scorer.js';
+import { EvalService, type EvalQueue } from './modules/evals/service.js';
 import { TraceService } from './modules/traces/service.js';
 import { OtlpExportService } from './modules/otlp/export.js';
 import { otlpRepository } from './modules/otlp/repo.js';
@@ -103,9 +111,18 @@ export function buildServices(deps: ServiceDeps) {
   const pricing = new PricingService(pricingRepository(deps.sql), prices);
   const traceRepo = traceRepository(deps.ch);
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
+  const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
+  const evalRuleRepo = evalRuleRepository(deps.sql);
+  const evalRules = new EvalRuleService(evalRuleRepo, projects, tenants);
+  const evalQueue: EvalQueue = {
+    enqueue: (ids) => jobs.addBulk('evals', ids.map((id) => ({ name: 'score', data: { eval_id: id } }))),
+  };
+  const evalScorer = new EvalScorer(traces, { resolve: async () => { throw new Error('TEMP judge source'); } }, prices);
+  const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue);
+  const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  return { traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -42,6 +42,12 @@ export class JobEnqueuer {
     await this.bounded('add', () => this.queue(name).add(jobName, data, options));
   }
 
+  /** Many jobs of one queue in one round trip. */
+  async addBulk(name: QueueName, jobs: readonly { name: string; data: Record<string, unknown> }[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.bounded('addBulk', () => this.queue(name).addBulk([...jobs]));
+  }
+
   async close(): Promise<void> {
     const open = [...this.queues.values()];
     this.queues.clear();

@@ -17,6 +17,12 @@ export const QUEUES = {
   retention: { attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
   // Repeatable every 5 s; a failed pass is simply redone by the next one (claims are leased).
   'metrics-rollup': { attempts: 1 },
+  // Repeatable every 2 s: enabled eval rules look at newly stored traces (eval_candidates outbox).
+  'eval-rules': { attempts: 1 },
+  // Repeatable every 30 s: re-enqueues evaluations and dataset runs whose job was lost (Redis
+  // outage at enqueue, Redis data loss) or whose worker died mid-run.
+  'evals-reconcile': { attempts: 1 },
+  'dataset-runs-reconcile': { attempts: 1 },
   // Repeatable every 10 s: settles abandoned trace reservations, re-queues owed OTLP rollups.
   'ingest-reconcile': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;

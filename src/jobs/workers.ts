@@ -1,6 +1,7 @@
 import { Queue, Worker, type Processor } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stores } from '../runtime.js';
+import { evalJob } from '../modules/evals/schemas.js';
 import { traceRollupJob } from '../modules/otlp/schemas.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
@@ -16,6 +17,8 @@ interface Registration {
   processor: Processor;
   /** Repeatable schedule (cron, UTC), when the queue runs on a clock. */
   cron?: string;
+  /** Jobs one worker runs at once (default 4); jobs that mostly wait on a vendor want more. */
+  concurrency?: number;
 }
 
 function registrations(services: Services, log: FastifyBaseLogger): Registration[] {
@@ -59,6 +62,29 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       },
     },
     {
+      queue: 'evals',
+      concurrency: 16,
+      // Idempotent: the evaluation row is claimed before scoring, so a duplicate job finds it taken
+      // or finished and does nothing. Provider failures finish it as failed; store errors retry.
+      processor: async (job) => {
+        const payload = evalJob.safeParse(job.data);
+        if (!payload.success) return { status: 'malformed' };
+        const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        return { status: await services.evals.process(payload.data.eval_id, lastAttempt) };
+      },
+    },
+    {
+      queue: 'eval-rules',
+      cron: '*/2 * * * * *',
+      // Idempotent: candidates leave the outbox in the transaction that creates their evaluations.
+      processor: async () => services.onlineEvals.drain(),
+    },
+    {
+      queue: 'evals-reconcile',
+      cron: '*/30 * * * * *',
+      processor: async () => ({ requeued: await services.evals.reconcile() }),
+    },
+    {
       queue: 'metrics-rollup',
       cron: '*/5 * * * * *',
       // Idempotent: recomputes dirty (tenant, minute) rollup slices from traces FINAL.
@@ -92,7 +118,7 @@ export async function startWorkers(
   const warnOncePerMinute = throttledWarning(log, 60_000);
   for (const reg of registrations(services, log)) {
     if (options.queues && !options.queues.includes(reg.queue)) continue;
-    const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: 4 });
+    const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: reg.concurrency ?? 4 });
     worker.on('failed', (job, err) => log.error({ queue: reg.queue, job: job?.id, err }, 'job failed'));
     // Connection errors while Redis is away: BullMQ reconnects by itself; unlistened, they would crash the process.
     worker.on('error', (err) => warnOncePerMinute(reg.queue, err));

@@ -79,6 +79,18 @@ export function traceRepository(ch: ClickHouseStore) {
       return moved;
     },
 
+    /** Which of `ids` match the filter (an eval rule choosing among newly stored traces). */
+    async matchingIds(filter: TraceFilter, ids: readonly string[]): Promise<string[]> {
+      const where = filter.where().and`id IN ${bind('Array(UUID)', ids)}`;
+      const rows = await ch.rows<{ id: string }>(
+        'traces.matching',
+        `SELECT DISTINCT id FROM traces FINAL WHERE ${where.sql}`,
+        where.params,
+        settings('traces.matching', filter.tenantId),
+      );
+      return rows.map((r) => r.id);
+    },
+
     /** A trace's spans in start order; (tenant, project, trace) is the prefix of the spans sorting key. */
     async spans(tenantId: string, projectId: string, traceId: string): Promise<StoredSpan[]> {
       const where = TenantWhere.forTenant(tenantId)

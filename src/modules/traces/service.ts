@@ -49,6 +49,12 @@ export class TraceService {
     return { ...toTrace(row), control_loop_depth: depth, spans: spans.map(toSpan) };
   }
 
+  /** Which of `ids` (traces of this tenant) match the trace-list filter `query`. */
+  async matching(tenantId: string, query: TraceFilterQuery, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    return new Set(await this.repo.matchingIds(TraceFilter.fromQuery(tenantId, query), ids));
+  }
+
   /**
    * Traces of one session, oldest first (the session detail view). The caller owns the cursor: a
    * session page's position travels with the session's own time window.

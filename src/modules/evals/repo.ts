@@ -1,0 +1,192 @@
+import type { Sql, TxSql } from '../../stores/pg.js';
+import type { EvalStatus, ListEvalsQuery } from './schemas.js';
+
+export interface EvaluationRow {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  trace_id: string;
+  metric_name: string;
+  config: Record<string, unknown>;
+  threshold: number;
+  rule_id: string | null;
+  eval_version_id: string | null;
+  status: EvalStatus;
+  score: number | null;
+  passed: boolean | null;
+  reasoning: string | null;
+  error: string | null;
+  judge_model: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  latency_ms: number | null;
+  attempts: number;
+  context: 'fresh' | 'remediation';
+  source_action_id: string | null;
+  original_evaluation_id: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export interface NewEvaluation {
+  id: string;
+  tenant_id: string;
+  project_id: string;
+  trace_id: string;
+  metric_name: string;
+  config: Record<string, unknown>;
+  threshold: number;
+  rule_id?: string | null;
+  eval_version_id?: string | null;
+  context?: 'fresh' | 'remediation';
+  source_action_id?: string | null;
+  original_evaluation_id?: string | null;
+}
+
+export interface EvalOutcome {
+  score: number | null;
+  passed: boolean | null;
+  reasoning: string | null;
+  error: string | null;
+  judge_model: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number;
+  latency_ms: number | null;
+}
+
+export interface WindowAggregate {
+  count: number;
+  avg_score: number | null;
+  passed: number;
+}
+
+/** UTC calendar month of `now`, as the quota tables key it. */
+export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7)}-01`;
+
+export function evaluationRepository(sql: Sql) {
+  return {
+    /**
+     * Counts `n` evaluations against this month's quota, atomically: the row is only raised while
+     * the total stays within `limit`. False (nothing counted) when it would exceed it.
+     */
+    async reserve(tenantId: string, n: number, limit: number | null, db: Sql | TxSql = sql): Promise<boolean> {
+      const month = usageMonth(new Date());
+      const rows = await db<{ evals: number }[]>`
+        insert into eval_usage as u (tenant_id, month, evals)
+        select ${tenantId}, ${month}, ${n} where ${limit}::bigint is null or ${n} <= ${limit}::bigint
+        on conflict (tenant_id, month) do update set evals = u.evals + excluded.evals
+          where ${limit}::bigint is null or u.evals + excluded.evals <= ${limit}::bigint
+        returning evals`;
+      return rows.length > 0;
+    },
+
+    async insertMany(rows: readonly NewEvaluation[], db: Sql | TxSql = sql): Promise<string[]> {
+      if (rows.length === 0) return [];
+      const values = rows.map((r) => ({
+        id: r.id,
+        tenant_id: r.tenant_id,
+        project_id: r.project_id,
+        trace_id: r.trace_id,
+        metric_name: r.metric_name,
+        config: db.json(r.config as never),
+        threshold: r.threshold,
+        rule_id: r.rule_id ?? null,
+        eval_version_id: r.eval_version_id ?? null,
+        context: r.context ?? 'fresh',
+        source_action_id: r.source_action_id ?? null,
+        original_evaluation_id: r.original_evaluation_id ?? null,
+      }));
+      // A rule scores a trace once: a second look at the same trace inserts nothing.
+      const inserted = await db<{ id: string }[]>`
+        insert into evaluations ${db(values)}
+        on conflict (rule_id, trace_id) where rule_id is not null and context = 'fresh' do nothing
+        returning id`;
+      return inserted.map((r) => r.id);
+    },
+
+    begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T> {
+      return sql.begin(work) as Promise<T>;
+    },
+
+    async find(tenantId: string, id: string): Promise<EvaluationRow | undefined> {
+      const [row] = await sql<EvaluationRow[]>`select * from evaluations where tenant_id = ${tenantId} and id = ${id}`;
+      return row;
+    },
+
+    async list(tenantId: string, q: ListEvalsQuery, after: { createdAt: Date; id: string } | null): Promise<EvaluationRow[]> {
+      return sql<EvaluationRow[]>`
+        select * from evaluations
+        where tenant_id = ${tenantId}
+          ${q.trace_id ? sql`and trace_id = ${q.trace_id}` : sql``}
+          ${q.metric_name ? sql`and metric_name = ${q.metric_name}` : sql``}
+          ${q.status ? sql`and status = ${q.status}` : sql``}
+          ${q.project_id ? sql`and project_id = ${q.project_id}` : sql``}
+          ${q.rule_id ? sql`and rule_id = ${q.rule_id}` : sql``}
+          ${q.from ? sql`and created_at >= ${q.from}::timestamptz` : sql``}
+          ${q.to ? sql`and created_at <= ${q.to}::timestamptz` : sql``}
+          ${after ? sql`and (created_at, id) < (${after.createdAt}, ${after.id})` : sql``}
+        order by created_at desc, id desc
+        limit ${q.limit + 1}`;
+    },
+
+    /**
+     * Takes an evaluation for scoring: a pending one, or one left running by a worker that died
+     * (started before `staleBefore`). Whoever gets the row back owns it.
+     */
+    async claim(id: string, staleBefore: Date): Promise<EvaluationRow | undefined> {
+      const [row] = await sql<EvaluationRow[]>`
+        update evaluations set status = 'running', started_at = now(), attempts = attempts + 1
+        where id = ${id} and (status = 'pending' or (status = 'running' and started_at < ${staleBefore}))
+        returning *`;
+      return row;
+    },
+
+    async failPending(ids: readonly string[], reason: string, db: Sql | TxSql = sql): Promise<void> {
+      await db`update evaluations set status = 'failed', error = ${reason}, completed_at = now()
+               where id = any(${ids as string[]}::uuid[]) and status = 'pending'`;
+    },
+
+    /** Gives a claimed evaluation back (its scoring hit a store error and the job will retry). */
+    async release(id: string): Promise<void> {
+      await sql`update evaluations set status = 'pending' where id = ${id} and status = 'running'`;
+    },
+
+    async finish(id: string, outcome: EvalOutcome): Promise<void> {
+      await sql`
+        update evaluations set
+          status = ${outcome.error === null ? 'completed' : 'failed'},
+          score = ${outcome.score}, passed = ${outcome.passed}, reasoning = ${outcome.reasoning}, error = ${outcome.error},
+          judge_model = ${outcome.judge_model}, prompt_tokens = ${outcome.prompt_tokens},
+          completion_tokens = ${outcome.completion_tokens}, cost = ${outcome.cost}, latency_ms = ${outcome.latency_ms},
+          completed_at = now()
+        where id = ${id} and status = 'running'`;
+    },
+
+    /**
+     * Evaluations nobody is working on: pending since before `pendingBefore` (their job was lost
+     * with Redis, or never queued) or running since before `runningBefore` (their worker died).
+     */
+    async stranded(pendingBefore: Date, runningBefore: Date, limit: number): Promise<{ id: string; tenant_id: string }[]> {
+      return sql<{ id: string; tenant_id: string }[]>`
+        select id, tenant_id from evaluations
+        where (status = 'pending' and created_at < ${pendingBefore}) or (status = 'running' and started_at < ${runningBefore})
+        order by created_at limit ${limit}`;
+    },
+
+    /** Completed evaluations of one metric created in [from, to]. */
+    async window(tenantId: string, metric: string, projectId: string | undefined, from: string, to: string): Promise<WindowAggregate> {
+      const [row] = await sql<WindowAggregate[]>`
+        select count(*)::int as count, avg(score)::float8 as avg_score, (count(*) filter (where passed))::int as passed
+        from evaluations
+        where tenant_id = ${tenantId} and metric_name = ${metric} and status = 'completed'
+          and created_at >= ${from}::timestamptz and created_at <= ${to}::timestamptz
+          ${projectId ? sql`and project_id = ${projectId}` : sql``}`;
+      return row!;
+    },
+  };
+}
+
+export type EvaluationRepository = ReturnType<typeof evaluationRepository>;

@@ -1,0 +1,195 @@
+import { z } from 'zod';
+import { decodeCursor, toPage } from '../../platform/cursor.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { PLAN_NAMES, PLANS, planRank } from '../../platform/plans.js';
+import { sha256Hex } from '../../platform/crypto.js';
+import { toIso } from '../../platform/schemas.js';
+import type { TxSql } from '../../stores/pg.js';
+import type { TenantService } from '../tenants/service.js';
+import type { TraceService } from '../traces/service.js';
+import { DEFAULT_THRESHOLD, evalConfig } from './config.js';
+import type { EvaluationRepository, EvaluationRow, NewEvaluation, WindowAggregate } from './repo.js';
+import type { EvalRuleService } from './rules.js';
+import type { CompareQuery, EvalComparison, EvalVersion, Evaluation, ItemScore, ListEvalsQuery, TriggerEval, WindowStats } from './schemas.js';
+import type { EvalScorer } from './scorer.js';
+
+// A pending evaluation this old has lost its job; a running one this old has lost its worker
+// (a judge call is bounded by the provider time-out and retries, far below this).
+const PENDING_GRACE_MS = 30_000;
+const RUNNING_GRACE_MS = 5 * 60_000;
+
+export interface EvalQueue {
+  enqueue(evalIds: readonly string[]): Promise<void>;
+}
+
+const listCursor = z.object({ c: z.iso.datetime(), i: z.guid() });
+
+export class EvalService {
+  constructor(
+    private readonly repo: EvaluationRepository,
+    private readonly rules: EvalRuleService,
+    private readonly scorer: EvalScorer,
+    private readonly traces: Pick<TraceService, 'get'>,
+    private readonly tenants: Pick<TenantService, 'get'>,
+    private readonly queue: EvalQueue,
+  ) {}
+
+  /** POST /v1/eval: the evaluation is stored pending and counted, then queued. */
+  async trigger(tenantId: string, body: TriggerEval): Promise<{ eval_id: string; status: 'pending' }> {
+    const trace = await this.traces.get(tenantId, body.trace_id);
+    const id = newId();
+    await this.repo.begin(async (tx) => {
+      await this.reserveQuota(tenantId, 1, tx);
+      await this.repo.insertMany(
+        [{ id, tenant_id: tenantId, project_id: trace.project_id, trace_id: trace.id, metric_name: body.metric_name, config: body.config, threshold: DEFAULT_THRESHOLD }],
+        tx,
+      );
+    });
+    // Stored before queued: should Redis refuse, the reconcile job queues it within a minute.
+    await this.queue.enqueue([id]).catch(() => {});
+    return { eval_id: id, status: 'pending' };
+  }
+
+  async get(tenantId: string, id: string): Promise<Evaluation> {
+    const row = await this.repo.find(tenantId, id);
+    if (!row) throw notFound('evaluation');
+    return toEvaluation(row);
+  }
+
+  async list(tenantId: string, query: ListEvalsQuery) {
+    const fingerprint = filterFingerprint(query);
+    const after = query.cursor ? decodeCursor(query.cursor, listCursor.extend({ f: z.literal(fingerprint) })) : null;
+    const rows = await this.repo.list(tenantId, query, after ? { createdAt: new Date(after.c), id: after.i } : null);
+    const page = toPage(rows, query.limit, (last) => ({ c: last.created_at.toISOString(), i: last.id, f: fingerprint }));
+    return { evals: page.items.map(toEvaluation), has_more: page.has_more, next_cursor: page.next_cursor };
+  }
+
+  async compare(tenantId: string, q: CompareQuery): Promise<EvalComparison> {
+    const [baseline, candidate] = await Promise.all([
+      this.repo.window(tenantId, q.metric, q.project_id, q.baseline_from, q.baseline_to),
+      this.repo.window(tenantId, q.metric, q.project_id, q.candidate_from, q.candidate_to),
+    ]);
+    const b = windowStats(baseline);
+    const c = windowStats(candidate);
+    const diff = (x: number | null, y: number | null) => (x === null || y === null ? null : y - x);
+    return { metric: q.metric, baseline: b, candidate: c, delta: { avg_score: diff(b.avg_score, c.avg_score), pass_rate: diff(b.pass_rate, c.pass_rate) } };
+  }
+
+  /** Counts `n` evaluations against the tenant's monthly quota, or refuses them all with a 402. */
+  async reserveQuota(tenantId: string, n: number, tx?: TxSql): Promise<void> {
+    if (!(await this.tryReserve(tenantId, n, tx))) {
+      const { plan } = await this.tenants.get(tenantId);
+      const upgrade = PLAN_NAMES.find((p) => planRank(p) > planRank(plan) && exceeds(PLANS[p].evalsPerMonth, PLANS[plan].evalsPerMonth));
+      throw new AppError(402, 'eval_quota_exceeded', `the monthly evaluation quota of ${PLANS[plan].evalsPerMonth} is spent`, upgrade ? { required_plan: upgrade } : {});
+    }
+  }
+
+  async tryReserve(tenantId: string, n: number, tx?: TxSql): Promise<boolean> {
+    const { plan } = await this.tenants.get(tenantId);
+    return this.repo.reserve(tenantId, n, PLANS[plan].evalsPerMonth, tx);
+  }
+
+  /** Stores evaluations (an eval rule's) in the caller's transaction; returns the ids really created. */
+  async createPending(rows: readonly NewEvaluation[], tx: TxSql): Promise<string[]> {
+    return this.repo.insertMany(rows, tx);
+  }
+
+  /** A rule's evaluations the monthly quota has no room for: failed, saying so. */
+  async failOverQuota(ids: readonly string[], tx: TxSql): Promise<void> {
+    await this.repo.failPending(ids, 'eval_quota_exceeded: the monthly evaluation quota is spent', tx);
+  }
+
+  async getVersion(tenantId: string, versionId: string): Promise<EvalVersion> {
+    return this.rules.getVersion(tenantId, versionId);
+  }
+
+  /** A dataset item scored by an eval version (datasets module); provider failures are in `error`. */
+  async scoreItem(tenantId: string, version: EvalVersion, item: { traceId: string; spanId: string | null; expected: string | null }): Promise<ItemScore> {
+    const config = evalConfig.parse(version.config);
+    const { judge_model: _model, ...score } = await this.scorer.score(tenantId, config, version.threshold, item);
+    return score;
+  }
+
+  /** The `evals` job: scores one evaluation, unless another worker owns it or it is finished. */
+  async process(evalId: string, lastAttempt: boolean): Promise<'scored' | 'skipped'> {
+    const row = await this.repo.claim(evalId, new Date(Date.now() - RUNNING_GRACE_MS));
+    if (!row) return 'skipped';
+    try {
+      const parsed = evalConfig.safeParse(row.config);
+      const outcome = parsed.success
+        ? await this.scorer.score(row.tenant_id, parsed.data, row.threshold, { traceId: row.trace_id })
+        : { ...failedOutcome, error: `invalid stored config: ${parsed.error.issues[0]?.message ?? 'unknown'}` };
+      await this.repo.finish(evalId, outcome);
+      return 'scored';
+    } catch (err) {
+      if (lastAttempt) await this.repo.finish(evalId, { ...failedOutcome, error: `internal error: ${(err as Error).message}` }).catch(() => {});
+      else await this.repo.release(evalId).catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Queues again what lost its job (see PENDING_GRACE_MS); the claim makes a duplicate harmless. */
+  async reconcile(): Promise<number> {
+    const stranded = await this.repo.stranded(new Date(Date.now() - PENDING_GRACE_MS), new Date(Date.now() - RUNNING_GRACE_MS), 1_000);
+    await this.queue.enqueue(stranded.map((s) => s.id));
+    return stranded.length;
+  }
+}
+
+const failedOutcome = {
+  score: null,
+  passed: null,
+  reasoning: null,
+  judge_model: null,
+  prompt_tokens: 0,
+  completion_tokens: 0,
+  cost: 0,
+  latency_ms: null,
+};
+
+function windowStats(w: WindowAggregate): WindowStats {
+  return {
+    avg_score: w.count === 0 ? null : w.avg_score,
+    count: w.count,
+    pass_rate: w.count === 0 ? null : w.passed / w.count,
+  };
+}
+
+const exceeds = (limit: number | null, than: number | null): boolean => limit === null || (than !== null && limit > than);
+
+/** Binds a cursor to its listing's filters: reused with others, it is refused instead of skipping rows. */
+function filterFingerprint(q: ListEvalsQuery): string {
+  const { limit: _limit, cursor: _cursor, ...filter } = q;
+  return sha256Hex(JSON.stringify(Object.entries(filter).filter(([, v]) => v !== undefined).sort())).slice(0, 12);
+}
+
+export function toEvaluation(row: EvaluationRow): Evaluation {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    trace_id: row.trace_id,
+    project_id: row.project_id,
+    metric_name: row.metric_name,
+    config: row.config,
+    threshold: row.threshold,
+    status: row.status,
+    score: row.score,
+    passed: row.passed,
+    reasoning: row.reasoning,
+    error: row.error,
+    rule_id: row.rule_id,
+    eval_version_id: row.eval_version_id,
+    judge_model: row.judge_model,
+    prompt_tokens: row.prompt_tokens,
+    completion_tokens: row.completion_tokens,
+    cost: row.cost,
+    latency_ms: row.latency_ms,
+    context: row.context,
+    source_action_id: row.source_action_id,
+    original_evaluation_id: row.original_evaluation_id,
+    created_at: row.created_at.toISOString(),
+    started_at: toIso(row.started_at),
+    completed_at: toIso(row.completed_at),
+  };
+}

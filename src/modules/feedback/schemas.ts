@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { pageQuery } from '../../platform/cursor.js';
+import { isoDate, isStorableText, storableText } from '../../platform/schemas.js';
+
+export const FEEDBACK_LABELS = ['good', 'bad', 'neutral'] as const;
+export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
+
+/** A score at or above this is `good` when no label is sent. */
+export const GOOD_FROM = 0.7;
+/** A score at or below this is `bad` when no label is sent. */
+export const BAD_UP_TO = 0.3;
+export const MAX_COMMENT_CHARS = 10_000;
+export const MAX_METADATA_BYTES = 64 * 1024;
+
+const LABEL_RULE = `when absent, derived from score: >= ${GOOD_FROM} good, <= ${BAD_UP_TO} bad, otherwise neutral`;
+
+const instant = z.iso.datetime({ offset: true });
+const lowerGuid = z.guid().transform((s) => s.toLowerCase());
+
+/**
+ * Whether Postgres jsonb can hold every key and string of `value` as sent (see storableText).
+ * Iterative: the body parser caps nesting, but a walk without recursion needs no such promise.
+ */
+function isStorableJson(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (!isStorableText(v)) return false;
+    } else if (Array.isArray(v)) {
+      pending.push(...v);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v)) {
+        if (!isStorableText(key)) return false;
+        pending.push(child);
+      }
+    }
+  }
+  return true;
+}
+
+const metadata = z
+  .record(z.string(), z.unknown())
+  .refine(isStorableJson, { message: 'keys and strings must not contain NUL characters or unpaired UTF-16 surrogates' })
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, {
+    message: `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+  });
+
+export const createFeedbackBody = z
+  .object({
+    trace_id: lowerGuid.describe("a trace of the caller's tenant; the feedback belongs to its project"),
+    score: z.number().min(0).max(1).describe('0 to 1 inclusive'),
+    label: z.enum(FEEDBACK_LABELS).optional().describe(LABEL_RULE),
+    comment: storableText(z.string().max(MAX_COMMENT_CHARS)).optional(),
+    metadata: metadata.optional().describe(`any JSON object, at most ${MAX_METADATA_BYTES} bytes serialized`),
+  })
+  .strict();
+export type CreateFeedback = z.infer<typeof createFeedbackBody>;
+
+export const feedback = z
+  .object({
+    id: z.guid(),
+    tenant_id: z.guid(),
+    project_id: z.guid().describe("the trace's project"),
+    trace_id: z.guid(),
+    score: z.number(),
+    label: z.enum(FEEDBACK_LABELS).describe(`as sent, or ${LABEL_RULE}`),
+    comment: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+    created_by: z.string().describe('the user id of a session, or the id of the API key, that created it'),
+    created_at: isoDate,
+  })
+  .describe('Feedback');
+export type Feedback = z.infer<typeof feedback>;
+
+export const listFeedbackQuery = z
+  .object({
+    ...pageQuery,
+    project_id: lowerGuid.optional(),
+    trace_id: lowerGuid.optional(),
+    label: z.enum(FEEDBACK_LABELS).optional(),
+    from: instant.optional().describe('inclusive lower bound of created_at'),
+    to: instant.optional().describe('inclusive upper bound of created_at; >= from'),
+  })
+  .superRefine((q, ctx) => {
+    if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) > Date.parse(q.to)) {
+      ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be >= from' });
+    }
+  });
+export type ListFeedbackQuery = z.infer<typeof listFeedbackQuery>;
+
+export const feedbackList = z
+  .object({ feedback: z.array(feedback), has_more: z.boolean(), next_cursor: z.string().nullable() })
+  .describe('FeedbackList: newest first');
