@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/errors.js';
+import { AppError, notFound } from '../../platform/errors.js';
 import { CheckInputError, runBuiltinCheck } from '../../providers/builtin-checks.js';
 import { ProviderError, type LlmProvider } from '../../providers/types.js';
 import type { PriceBook } from '../ingest/price-book.js';
@@ -8,6 +8,7 @@ import type { TraceDetail } from '../traces/schemas.js';
 import type { BuiltinConfig, EvalConfig, JudgeConfig } from './config.js';
 import { JUDGE_SYSTEM, presetTemplate, renderTemplate, type JudgeMaterial } from './presets.js';
 import type { EvalOutcome } from './repo.js';
+import { TraceBatchLoader } from './trace-loader.js';
 
 /** Where judges come from: the tenant's LLM connection, else the operator's (llm-connections module). */
 export interface JudgeSource {
@@ -32,15 +33,19 @@ const MAX_MATERIAL_CHARS = 50_000;
  * an outcome with `error`; only store failures are thrown, so the caller's job retries those.
  */
 export class EvalScorer {
+  private readonly loader: TraceBatchLoader;
+
   constructor(
-    private readonly traces: Pick<TraceService, 'get'>,
+    private readonly traces: Pick<TraceService, 'get' | 'findMany'>,
     private readonly judges: JudgeSource,
     private readonly prices: PriceBook,
-  ) {}
+  ) {
+    this.loader = new TraceBatchLoader(traces);
+  }
 
   async score(tenantId: string, config: EvalConfig, threshold: number, target: ScoreTarget): Promise<EvalOutcome> {
     try {
-      const material = materialOf(await this.traces.get(tenantId, target.traceId), target);
+      const material = materialOf(await this.read(tenantId, config, target), target);
       return config.provider === 'builtin'
         ? scoreBuiltin(config, threshold, material)
         : await this.scoreWithJudge(tenantId, config, threshold, material);
@@ -49,6 +54,14 @@ export class EvalScorer {
       if (reason === undefined) throw err;
       return { ...EMPTY_OUTCOME, error: reason };
     }
+  }
+
+  /** A builtin check of a whole trace needs only the trace row; judges may need its spans (context). */
+  private async read(tenantId: string, config: EvalConfig, target: ScoreTarget): Promise<TraceDetail> {
+    if (config.provider !== 'builtin' || target.spanId) return this.traces.get(tenantId, target.traceId);
+    const trace = await this.loader.load(tenantId, target.traceId);
+    if (!trace) throw notFound('trace');
+    return { ...trace, control_loop_depth: 0, spans: [] };
   }
 
   private async scoreWithJudge(tenantId: string, config: JudgeConfig, threshold: number, material: JudgeMaterial): Promise<EvalOutcome> {

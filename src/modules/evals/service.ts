@@ -30,19 +30,19 @@ export class EvalService {
     private readonly repo: EvaluationRepository,
     private readonly rules: EvalRuleService,
     private readonly scorer: EvalScorer,
-    private readonly traces: Pick<TraceService, 'get'>,
+    private readonly traces: Pick<TraceService, 'projectOf'>,
     private readonly tenants: Pick<TenantService, 'get'>,
     private readonly queue: EvalQueue,
   ) {}
 
   /** POST /v1/eval: the evaluation is stored pending and counted, then queued. */
   async trigger(tenantId: string, body: TriggerEval): Promise<{ eval_id: string; status: 'pending' }> {
-    const trace = await this.traces.get(tenantId, body.trace_id);
+    const projectId = await this.traces.projectOf(tenantId, body.trace_id);
     const id = newId();
     await this.repo.begin(async (tx) => {
       await this.reserveQuota(tenantId, 1, tx);
       await this.repo.insertMany(
-        [{ id, tenant_id: tenantId, project_id: trace.project_id, trace_id: trace.id, metric_name: body.metric_name, config: body.config, threshold: DEFAULT_THRESHOLD }],
+        [{ id, tenant_id: tenantId, project_id: projectId, trace_id: body.trace_id, metric_name: body.metric_name, config: body.config, threshold: DEFAULT_THRESHOLD }],
         tx,
       );
     });

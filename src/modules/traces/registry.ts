@@ -15,6 +15,13 @@ export function traceLocator(sql: Sql) {
         select project_id, started_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`);
       return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()) } : undefined;
     },
+
+    /** The projects holding those of `traceIds` that the tenant has (the rest are simply absent). */
+    async projectsOf(tenantId: string, traceIds: readonly string[]): Promise<string[]> {
+      const rows = await observeStoreCall('postgres', 'traces.locate_many', () => sql<{ project_id: string }[]>`
+        select distinct project_id from trace_registry where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`);
+      return rows.map((r) => r.project_id);
+    },
   };
 }
 

@@ -79,6 +79,19 @@ export function traceRepository(ch: ClickHouseStore) {
       return moved;
     },
 
+    /** Traces by id within the given projects (the registry names them), latest version of each. */
+    async findMany(tenantId: string, projectIds: readonly string[], ids: readonly string[]): Promise<StoredTrace[]> {
+      const where = TenantWhere.forTenant(tenantId)
+        .and`project_id IN ${bind('Array(UUID)', projectIds)}`
+        .and`id IN ${bind('Array(UUID)', ids)}`;
+      return ch.rows<StoredTrace>(
+        'traces.get_many',
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY id, version DESC LIMIT 1 BY id`,
+        where.params,
+        settings('traces.get_many', tenantId),
+      );
+    },
+
     /** Which of `ids` match the filter (an eval rule choosing among newly stored traces). */
     async matchingIds(filter: TraceFilter, ids: readonly string[]): Promise<string[]> {
       const where = filter.where().and`id IN ${bind('Array(UUID)', ids)}`;

@@ -49,6 +49,22 @@ export class TraceService {
     return { ...toTrace(row), control_loop_depth: depth, spans: spans.map(toSpan) };
   }
 
+  /** The project of a stored trace, from the registry alone (no ClickHouse read); 404 when the tenant has no such trace. */
+  async projectOf(tenantId: string, id: string): Promise<string> {
+    const location = await this.locator.locate(tenantId, id);
+    if (!location) throw notFound('trace');
+    return location.projectId;
+  }
+
+  /** Many traces at once, without their spans (a batch of evaluations); unknown ids are absent from the map. */
+  async findMany(tenantId: string, ids: readonly string[]): Promise<Map<string, Trace>> {
+    if (ids.length === 0) return new Map();
+    const projects = await this.locator.projectsOf(tenantId, ids);
+    if (projects.length === 0) return new Map();
+    const rows = await this.repo.findMany(tenantId, projects, ids);
+    return new Map(rows.map((row) => [row.id, toTrace(row)]));
+  }
+
   /** Which of `ids` (traces of this tenant) match the trace-list filter `query`. */
   async matching(tenantId: string, query: TraceFilterQuery, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
