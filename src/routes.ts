@@ -14,6 +14,7 @@ import { traceRoutes } from './modules/traces/routes.js';
 import { feedbackRoutes } from './modules/feedback/routes.js';
 import { evalRoutes } from './modules/evals/routes.js';
 import { evalRuleRoutes } from './modules/evals/rule-routes.js';
+import { llmConnectionRoutes } from './modules/llm-connections/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -31,4 +32,5 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(meRoutes);
   await app.register(metricsRoutes);
   await app.register(pricingRoutes);
+  await app.register(llmConnectionRoutes);
 }

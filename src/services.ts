@@ -44,6 +44,8 @@ import { TraceRollupService } from './modules/otlp/rollup.js';
 import { OtlpIngestService } from './modules/otlp/service.js';
 import { tenantRepository } from './modules/tenants/repo.js';
 import { TenantService } from './modules/tenants/service.js';
+import { llmConnectionRepository } from './modules/llm-connections/repo.js';
+import { LlmConnectionService } from './modules/llm-connections/service.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
 import { JobEnqueuer } from './jobs/enqueue.js';
 import type { Authenticator } from './platform/auth.js';
@@ -117,12 +119,13 @@ export function buildServices(deps: ServiceDeps) {
   const evalQueue: EvalQueue = {
     enqueue: (ids) => jobs.addBulk('evals', ids.map((id) => ({ name: 'score', data: { eval_id: id } }))),
   };
-  const evalScorer = new EvalScorer(traces, { resolve: async () => { throw new Error('TEMP judge source'); } }, prices);
+  const llmConnections = new LlmConnectionService(llmConnectionRepository(deps.sql), deps.config.providers, deps.config.secretKey);
+  const evalScorer = new EvalScorer(traces, llmConnections, prices);
   const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue);
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  return { evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;
