@@ -14,6 +14,8 @@ import { traceRoutes } from './modules/traces/routes.js';
 import { feedbackRoutes } from './modules/feedback/routes.js';
 import { evalRoutes } from './modules/evals/routes.js';
 import { evalRuleRoutes } from './modules/evals/rule-routes.js';
+import { datasetRoutes } from './modules/datasets/routes.js';
+import { datasetRunRoutes } from './modules/datasets/run-routes.js';
 import { llmConnectionRoutes } from './modules/llm-connections/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
@@ -27,6 +29,8 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(feedbackRoutes);
   await app.register(evalRoutes);
   await app.register(evalRuleRoutes);
+  await app.register(datasetRoutes);
+  await app.register(datasetRunRoutes);
   await app.register(sessionRoutes);
   await app.register(otlpRoutes);
   await app.register(meRoutes);

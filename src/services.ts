@@ -31,6 +31,11 @@ import { traceLocator } from './modules/traces/registry.js';
 import { feedbackRepository } from './modules/feedback/repo.js';
 import { FeedbackService } from './modules/feedback/service.js';
 import { traceRepository } from './modules/traces/repo.js';
+import { datasetExports } from './modules/datasets/export.js';
+import { datasetRepository } from './modules/datasets/repo.js';
+import { DatasetRunService } from './modules/datasets/runs.js';
+import { runRepository } from './modules/datasets/runs-repo.js';
+import { DatasetService } from './modules/datasets/service.js';
 import { OnlineEvaluator } from './modules/evals/online.js';
 import { evaluationRepository } from './modules/evals/repo.js';
 import { EvalRuleService } from './modules/evals/rules.js';
@@ -125,7 +130,9 @@ export function buildServices(deps: ServiceDeps) {
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  return { llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql), traceLocator(deps.sql));
+  const datasetRuns = new DatasetRunService(runRepository(deps.sql), datasets, evals, jobs, log);
+  return { datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

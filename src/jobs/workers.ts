@@ -2,6 +2,7 @@ import { Queue, Worker, type Processor } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stores } from '../runtime.js';
 import { evalJob } from '../modules/evals/schemas.js';
+import { datasetRunJob } from '../modules/datasets/schemas.js';
 import { traceRollupJob } from '../modules/otlp/schemas.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
@@ -83,6 +84,25 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       queue: 'evals-reconcile',
       cron: '*/30 * * * * *',
       processor: async () => ({ requeued: await services.evals.reconcile() }),
+    },
+    {
+      queue: 'dataset-runs',
+      // Idempotent: a run is leased to one worker and each result is written once with its
+      // counters (DatasetRunService.process); a duplicate job finds the run held or done.
+      processor: async (job) => {
+        const payload = datasetRunJob.safeParse(job.data);
+        if (!payload.success) {
+          log.warn({ queue: 'dataset-runs', job: job.id, issues: payload.error.issues }, 'malformed dataset-runs job dropped');
+          return { status: 'malformed' };
+        }
+        return { status: await services.datasetRuns.process(payload.data) };
+      },
+    },
+    {
+      queue: 'dataset-runs-reconcile',
+      cron: '*/30 * * * * *',
+      // Re-adds the jobs of unfinished runs that no worker holds (lost job, dead worker).
+      processor: async () => services.datasetRuns.reconcile(),
     },
     {
       queue: 'metrics-rollup',
