@@ -4,13 +4,9 @@ import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { PLANS, type PlanName } from '../../platform/plans.js';
 import type { TraceLocator } from '../traces/registry.js';
-import { mapConcurrent } from './concurrency.js';
 import type { DatasetExport, DatasetExports } from './export.js';
 import type { DatasetItemRow, DatasetRepository, DatasetRow } from './repo.js';
 import type { CreateDataset, Dataset, DatasetExportFormat, DatasetItem, DatasetItemInput, ItemLabel, LabelFilter } from './schemas.js';
-
-/** Registry lookups in flight while checking the traces of one request (each is a primary-key read). */
-const TRACE_LOOKUPS_IN_FLIGHT = 16;
 
 const idCursor = z.object({ id: z.guid() });
 
@@ -80,8 +76,7 @@ export class DatasetService {
   async addItems(tenantId: string, datasetId: string, items: readonly DatasetItemInput[]): Promise<DatasetItem[]> {
     await this.get(tenantId, datasetId);
     const traceIds = [...new Set(items.map((item) => item.trace_id))];
-    const locations = await mapConcurrent(traceIds, TRACE_LOOKUPS_IN_FLIGHT, (id) => this.traces.locate(tenantId, id));
-    const projectOf = new Map(traceIds.flatMap((id, i) => (locations[i] ? [[id, locations[i].projectId] as const] : [])));
+    const projectOf = await this.traces.projectsByTrace(tenantId, traceIds);
     const missing = traceIds.filter((id) => !projectOf.has(id));
     if (missing.length > 0) {
       throw new AppError(404, 'not_found', `trace ${missing[0]} not found${missing.length > 1 ? ` (and ${missing.length - 1} more)` : ''}`, {

@@ -16,11 +16,11 @@ export function traceLocator(sql: Sql) {
       return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()) } : undefined;
     },
 
-    /** The projects holding those of `traceIds` that the tenant has (the rest are simply absent). */
-    async projectsOf(tenantId: string, traceIds: readonly string[]): Promise<string[]> {
-      const rows = await observeStoreCall('postgres', 'traces.locate_many', () => sql<{ project_id: string }[]>`
-        select distinct project_id from trace_registry where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`);
-      return rows.map((r) => r.project_id);
+    /** The project of each of `traceIds` the tenant has; the others are absent from the map. */
+    async projectsByTrace(tenantId: string, traceIds: readonly string[]): Promise<Map<string, string>> {
+      const rows = await observeStoreCall('postgres', 'traces.locate_many', () => sql<{ trace_id: string; project_id: string }[]>`
+        select trace_id, project_id from trace_registry where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`);
+      return new Map(rows.map((r) => [r.trace_id, r.project_id]));
     },
   };
 }

@@ -59,7 +59,7 @@ export class TraceService {
   /** Many traces at once, without their spans (a batch of evaluations); unknown ids are absent from the map. */
   async findMany(tenantId: string, ids: readonly string[]): Promise<Map<string, Trace>> {
     if (ids.length === 0) return new Map();
-    const projects = await this.locator.projectsOf(tenantId, ids);
+    const projects = [...new Set((await this.locator.projectsByTrace(tenantId, ids)).values())];
     if (projects.length === 0) return new Map();
     const rows = await this.repo.findMany(tenantId, projects, ids);
     return new Map(rows.map((row) => [row.id, toTrace(row)]));
