@@ -49,6 +49,8 @@ const envSchema = z.object({
   LOOPTRACE_ALLOW_PRIVATE_PROVIDER_URLS: z.enum(['0', '1', 'true', 'false']).optional(),
   LOOPTRACE_PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   LOOPTRACE_PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: z.enum(['0', '1', 'true', 'false']).optional(),
+  LOOPTRACE_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
 });
 
 const flag = (value: string | undefined): boolean => value === '1' || value === 'true';
@@ -106,6 +108,11 @@ export type Config = {
     timeoutMs: number;
     maxRetries: number;
   };
+  /**
+   * Webhook deliveries: `allowLoopback` lets receivers on loopback through the SSRF guard (tests,
+   * local development); `retryBaseMs` is the first retry delay, doubling at each further one.
+   */
+  webhooks: { allowLoopback: boolean; retryBaseMs: number };
 };
 
 /**
@@ -180,5 +187,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.LOOPTRACE_PROVIDER_TIMEOUT_MS,
       maxRetries: e.LOOPTRACE_PROVIDER_MAX_RETRIES,
     },
+    webhooks: { allowLoopback: flag(e.LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK), retryBaseMs: e.LOOPTRACE_WEBHOOK_RETRY_BASE_MS },
   };
 }

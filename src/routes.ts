@@ -11,12 +11,16 @@ import { otlpRoutes } from './modules/otlp/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { sessionRoutes } from './modules/sessions/routes.js';
 import { traceRoutes } from './modules/traces/routes.js';
+import { datasetRoutes } from './modules/datasets/routes.js';
+import { datasetRunRoutes } from './modules/datasets/run-routes.js';
 import { feedbackRoutes } from './modules/feedback/routes.js';
 import { evalRoutes } from './modules/evals/routes.js';
 import { evalRuleRoutes } from './modules/evals/rule-routes.js';
-import { datasetRoutes } from './modules/datasets/routes.js';
-import { datasetRunRoutes } from './modules/datasets/run-routes.js';
 import { llmConnectionRoutes } from './modules/llm-connections/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
+import { failureRoutes } from './modules/failures/routes.js';
+import { anomalyRoutes } from './modules/anomalies/routes.js';
+import { searchRoutes } from './modules/search/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -37,4 +41,8 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(metricsRoutes);
   await app.register(pricingRoutes);
   await app.register(llmConnectionRoutes);
+  await app.register(webhookRoutes);
+  await app.register(failureRoutes);
+  await app.register(anomalyRoutes);
+  await app.register(searchRoutes);
 }

@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   }
   const stores = await openStores(config, { migrate: true });
   const app = await buildApp(stores);
+  if (config.webhooks.allowLoopback) app.log.warn('LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK=true: webhooks may target loopback addresses (tests and local development only)');
   const workers = config.role === 'api' ? undefined : await startWorkers(app.services, stores, app.log);
 
   let stopping = false;

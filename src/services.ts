@@ -8,14 +8,27 @@ import { ingestRepository } from './modules/ingest/repo.js';
 import { storedTraceRepository } from './modules/ingest/stored-repo.js';
 import { writeTraceBatch } from './modules/ingest/writer.js';
 import { IngestService } from './modules/ingest/service.js';
+import { VectorDimensions } from './modules/search/dimensions.js';
+import { SpanEmbedder } from './modules/search/embedder.js';
+import { searchIndexRepository } from './modules/search/index-repo.js';
+import { HnswIndexer } from './modules/search/indexer.js';
+import { searchRepository } from './modules/search/repo.js';
+import { SearchService } from './modules/search/service.js';
+import { searchStateRepository } from './modules/search/state-repo.js';
 import { apiKeyRepository } from './modules/apikeys/repo.js';
 import { ApiKeyService } from './modules/apikeys/service.js';
 import { auditLogRepository } from './modules/audit/repo.js';
+import { datasetExports } from './modules/datasets/export.js';
+import { datasetRepository } from './modules/datasets/repo.js';
+import { DatasetRunService } from './modules/datasets/runs.js';
+import { runRepository } from './modules/datasets/runs-repo.js';
+import { DatasetService } from './modules/datasets/service.js';
 import { AuditService } from './modules/audit/service.js';
 import { userRepository } from './modules/me/repo.js';
 import { MeService } from './modules/me/service.js';
 import { MetricsDirtyTracker } from './modules/metrics/dirty.js';
 import { metricsRepository } from './modules/metrics/repo.js';
+import { metricsWindowRepository } from './modules/metrics/windows.js';
 import { MetricsRollup } from './modules/metrics/rollup.js';
 import { MetricsService } from './modules/metrics/service.js';
 import { pricingRepository } from './modules/pricing/repo.js';
@@ -31,11 +44,6 @@ import { traceLocator } from './modules/traces/registry.js';
 import { feedbackRepository } from './modules/feedback/repo.js';
 import { FeedbackService } from './modules/feedback/service.js';
 import { traceRepository } from './modules/traces/repo.js';
-import { datasetExports } from './modules/datasets/export.js';
-import { datasetRepository } from './modules/datasets/repo.js';
-import { DatasetRunService } from './modules/datasets/runs.js';
-import { runRepository } from './modules/datasets/runs-repo.js';
-import { DatasetService } from './modules/datasets/service.js';
 import { OnlineEvaluator } from './modules/evals/online.js';
 import { evaluationRepository } from './modules/evals/repo.js';
 import { EvalRuleService } from './modules/evals/rules.js';
@@ -51,6 +59,15 @@ import { tenantRepository } from './modules/tenants/repo.js';
 import { TenantService } from './modules/tenants/service.js';
 import { llmConnectionRepository } from './modules/llm-connections/repo.js';
 import { LlmConnectionService } from './modules/llm-connections/service.js';
+import { webhookRepository } from './modules/webhooks/repo.js';
+import { WebhookService } from './modules/webhooks/service.js';
+import { anomalyRepository } from './modules/anomalies/repo.js';
+import { AnomalyService } from './modules/anomalies/service.js';
+import { ClusterRecorder } from './modules/failures/clusters.js';
+import { clusterRepository } from './modules/failures/clusters-repo.js';
+import { FailureDetector } from './modules/failures/detector.js';
+import { failureRuleRepository } from './modules/failures/repo.js';
+import { FailureService } from './modules/failures/service.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
 import { JobEnqueuer } from './jobs/enqueue.js';
 import type { Authenticator } from './platform/auth.js';
@@ -105,7 +122,9 @@ export function buildServices(deps: ServiceDeps) {
     },
     batcherOptions,
   );
-  const ingest = new IngestService(traceRegistry, projects, batcher, prices);
+  const searchState = searchStateRepository(deps.sql);
+  const vectorDimensions = new VectorDimensions(searchState);
+  const ingest = new IngestService(traceRegistry, projects, batcher, prices, vectorDimensions);
   // Queue handles of the API side (closed with the app); workers consume them (jobs/workers.ts).
   const jobs = new JobEnqueuer(deps.config.redisUrl, deps.config.redisPrefix);
   const otlpRepo = otlpRepository(deps.ch);
@@ -113,7 +132,7 @@ export function buildServices(deps: ServiceDeps) {
   const otlpExport = new OtlpExportService(otlpRepo);
   const traceRollup = new TraceRollupService(otlpRepo, traceRegistry, metricsDirty);
   const metricsRepo = metricsRepository(deps.ch);
-  const metrics = new MetricsService(metricsRepo, projects);
+  const metrics = new MetricsService(metricsRepo, projects, metricsWindowRepository(deps.ch));
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
   const pricing = new PricingService(pricingRepository(deps.sql), prices);
   const traceRepo = traceRepository(deps.ch);
@@ -125,6 +144,10 @@ export function buildServices(deps: ServiceDeps) {
     enqueue: (ids) => jobs.addBulk('evals', ids.map((id) => ({ name: 'score', data: { eval_id: id } }))),
   };
   const llmConnections = new LlmConnectionService(llmConnectionRepository(deps.sql), deps.config.providers, deps.config.secretKey);
+  const searchRepo = searchRepository(deps.ch);
+  const search = new SearchService(searchRepo, searchState, vectorDimensions, projects, llmConnections);
+  const spanEmbedder = new SpanEmbedder(searchRepo, searchState, vectorDimensions, llmConnections, log);
+  const hnswIndexer = new HnswIndexer(searchIndexRepository(deps.ch), searchState, log);
   const evalScorer = new EvalScorer(traces, llmConnections, prices);
   const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue);
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
@@ -132,7 +155,14 @@ export function buildServices(deps: ServiceDeps) {
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
   const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql), traceLocator(deps.sql));
   const datasetRuns = new DatasetRunService(runRepository(deps.sql), datasets, evals, jobs, log);
-  return { datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  const webhooks = new WebhookService(webhookRepository(deps.sql), tenants, jobs, deps.config.webhooks, deps.config.secretKey, log);
+  const failureRuleRepo = failureRuleRepository(deps.sql);
+  const failureClusterRepo = clusterRepository(deps.sql);
+  const failureClusters = new ClusterRecorder(failureClusterRepo, webhooks);
+  const failures = new FailureService(failureRuleRepo, failureClusterRepo, failureClusters, projects);
+  const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
+  const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
+  return { search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -37,9 +37,18 @@ describe('every registered route', () => {
 
   it("is scope 'write' with an audit action when it changes state", () => {
     const bad = routes.filter(
-      (r) => MUTATING_METHODS.has(r.method) && !(r.access?.scope === 'write' && typeof r.access.audit === 'string' && r.access.audit.length > 0),
+      (r) =>
+        MUTATING_METHODS.has(r.method) &&
+        !r.access?.readOnly &&
+        !(r.access?.scope === 'write' && typeof r.access.audit === 'string' && r.access.audit.length > 0),
     );
     expect(bad.map(label)).toEqual([]);
+  });
+
+  it('is read-only only as a POST that audits nothing, and only where the query cannot be a URL', () => {
+    const readOnly = routes.filter((r) => r.access?.readOnly);
+    expect(readOnly.map(label)).toEqual(['POST /v1/search/spans']);
+    expect(readOnly.filter((r) => r.access?.audit !== false).map(label)).toEqual([]);
   });
 
   it('is public only if it is on the allowlist, and then only for reads', () => {
@@ -49,7 +58,7 @@ describe('every registered route', () => {
   });
 
   it('lets no viewer write', () => {
-    const bad = routes.filter((r) => MUTATING_METHODS.has(r.method) && r.access?.roles.includes('viewer'));
+    const bad = routes.filter((r) => MUTATING_METHODS.has(r.method) && !r.access?.readOnly && r.access?.roles.includes('viewer'));
     expect(bad.map(label)).toEqual([]);
   });
 
@@ -79,6 +88,13 @@ describe('assertRouteHasPolicy', () => {
     expect(() => assertRouteHasPolicy(route('DELETE', { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write' }))).toThrow(
       /names no audit action/,
     );
+  });
+
+  it('takes a read-only POST only with audit false, and read-only for no other method', () => {
+    const search: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', readOnly: true, audit: false };
+    expect(() => assertRouteHasPolicy(route('POST', search))).not.toThrow();
+    expect(() => assertRouteHasPolicy(route('POST', { ...search, audit: 'x.y' }))).toThrow(/readOnly: POST only, with audit false/);
+    expect(() => assertRouteHasPolicy(route('PUT', search))).toThrow(/readOnly: POST only, with audit false/);
   });
 
   it('accepts complete policies', () => {

@@ -25,6 +25,15 @@ export const QUEUES = {
   'dataset-runs-reconcile': { attempts: 1 },
   // Repeatable every 10 s: settles abandoned trace reservations, re-queues owed OTLP rollups.
   'ingest-reconcile': { attempts: 1 },
+  // Repeatable every 5 s: embeds opted-in projects' spans that came without a vector.
+  'search-embed': { attempts: 1 },
+  // Repeatable every 30 s: copies big projects' new vectors into their HNSW tables.
+  'search-index': { attempts: 1 },
+  // Repeatable every 2 s: queues webhook dispatches committed in an emitter's transaction, and
+  // re-queues those whose job was lost.
+  'webhooks-reconcile': { attempts: 1 },
+  // Repeatable every 2 s: failure rules look at newly stored traces (failure_candidates outbox).
+  'failures-detect': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 export type QueueName = keyof typeof QUEUES;

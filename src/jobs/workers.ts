@@ -1,9 +1,10 @@
 import { Queue, Worker, type Processor } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stores } from '../runtime.js';
-import { evalJob } from '../modules/evals/schemas.js';
 import { datasetRunJob } from '../modules/datasets/schemas.js';
+import { evalJob } from '../modules/evals/schemas.js';
 import { traceRollupJob } from '../modules/otlp/schemas.js';
+import { webhookDeliveryJob } from '../modules/webhooks/schemas.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
 
@@ -105,10 +106,55 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       processor: async () => services.datasetRuns.reconcile(),
     },
     {
+      queue: 'webhooks',
+      concurrency: 16,
+      // Idempotent: the dispatch row says whether it is still owed; a failed attempt throws so that
+      // BullMQ retries it, the last one dead-letters it (WebhookService.deliver).
+      processor: async (job) => {
+        const payload = webhookDeliveryJob.safeParse(job.data);
+        if (!payload.success) {
+          log.warn({ queue: 'webhooks', job: job.id, issues: payload.error.issues }, 'malformed webhooks job dropped');
+          return { status: 'malformed' };
+        }
+        return { status: await services.webhooks.deliver(payload.data) };
+      },
+    },
+    {
+      queue: 'webhooks-reconcile',
+      cron: '*/2 * * * * *',
+      processor: async () => services.webhooks.reconcile(),
+    },
+    {
+      queue: 'failures-detect',
+      cron: '*/2 * * * * *',
+      // Idempotent: candidates leave the outbox in the transaction that grows their clusters.
+      processor: async () => services.failureDetector.drain(),
+    },
+    {
+      queue: 'anomalies',
+      cron: '0 * * * * *',
+      // Idempotent: an anomaly is stored once per (project, metric, window); a rescan adds nothing.
+      processor: async () => services.anomalies.scan(),
+    },
+    {
       queue: 'metrics-rollup',
       cron: '*/5 * * * * *',
       // Idempotent: recomputes dirty (tenant, minute) rollup slices from traces FINAL.
       processor: async () => services.metricsRollup.drain(),
+    },
+    {
+      queue: 'search-embed',
+      cron: '*/5 * * * * *',
+      // One pass at a time: two would embed the same spans twice (harmless, but billed twice).
+      concurrency: 1,
+      processor: async () => services.spanEmbedder.drain(),
+    },
+    {
+      queue: 'search-index',
+      cron: '*/30 * * * * *',
+      // One pass at a time: HNSW builds are the heaviest background work; two would race on watermarks.
+      concurrency: 1,
+      processor: async () => services.hnswIndexer.pass(),
     },
   ];
 }

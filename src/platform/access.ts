@@ -23,6 +23,8 @@ export interface AccessPolicy {
   rateBucket?: RateBucket;
   /** Audit action recorded for successful state changes; `false` only for routes that change nothing. */
   audit?: string | false;
+  /** A POST that changes nothing (its query does not fit a URL, e.g. a search vector): may be scope 'read', with `audit: false`. */
+  readOnly?: true;
 }
 
 declare module 'fastify' {
@@ -56,6 +58,10 @@ export function assertRouteHasPolicy(route: RouteOptions): void {
   if (!policy) throw new Error(`route ${label} declares no access policy`);
   if (policy.public) return;
   if (methods.some((m) => MUTATING.has(m))) {
+    if (policy.readOnly) {
+      if (methods.some((m) => m !== 'POST') || policy.audit !== false) throw new Error(`route ${label} is readOnly: POST only, with audit false`);
+      return;
+    }
     if (policy.scope !== 'write') throw new Error(`route ${label} changes state but is not scope 'write'`);
     if (policy.audit === undefined) throw new Error(`route ${label} changes state but names no audit action`);
   }

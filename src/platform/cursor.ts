@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sha256Hex } from './crypto.js';
 import { AppError } from './errors.js';
 
 /** Opaque keyset cursors: base64url of a small JSON object whose shape each list defines. */
@@ -27,4 +28,13 @@ export function toPage<R>(rows: R[], limit: number, cursorOf: (last: R) => Recor
   const items = hasMore ? rows.slice(0, limit) : rows;
   const last = items[items.length - 1];
   return { items, has_more: hasMore, next_cursor: hasMore && last ? encodeCursor(cursorOf(last)) : null };
+}
+
+/**
+ * Digest of a listing's filters (its query without limit and cursor), carried in its cursors: a
+ * cursor reused with other filters is refused instead of silently skipping or repeating rows.
+ */
+export function filterFingerprint(query: { limit: number; cursor?: string | undefined }): string {
+  const { limit: _limit, cursor: _cursor, ...filter } = query;
+  return sha256Hex(JSON.stringify(Object.entries(filter).filter(([, v]) => v !== undefined).sort())).slice(0, 12);
 }

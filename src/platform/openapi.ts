@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   bad_request: { status: 400, meaning: 'The request is malformed: invalid JSON, or a value of the wrong type or shape (`details` names each field).' },
   invalid_cursor: { status: 400, meaning: 'The cursor is malformed or belongs to a listing with other parameters; start again without it.' },
   'error.tags_filter_incomplete': { status: 400, meaning: '`tag_key` and `tag_value` must be sent together.' },
+  'embedding.dimension_mismatch': { status: 400, meaning: "A vector's length differs from the project's vector dimension, fixed by its first vector (`expected_dimensions`)." },
+  'search.no_embedder': { status: 400, meaning: 'The tenant has no embedding provider: add an openai LLM connection, or search by `query_vector`.' },
   unauthorized: { status: 401, meaning: 'No credential, or one that is malformed, expired, revoked or unknown.' },
   plan_upgrade_required: { status: 402, meaning: "The tenant's plan is below `required_plan`." },
   trace_quota_exceeded: { status: 402, meaning: "The tenant's monthly trace quota is spent; `required_plan` names a plan with more." },
@@ -36,8 +38,12 @@ export const ERROR_CODES = {
   'llm_connection.url.not_https': { status: 422, meaning: 'A tenant-supplied provider base_url must use https.' },
   'llm_connection.url.private_ip': { status: 422, meaning: 'The base_url resolves to a private, loopback, link-local or otherwise non-public address.' },
   'llm_connection.url.unresolvable': { status: 422, meaning: "The base_url's host does not resolve." },
+  'webhook.url.not_https': { status: 422, meaning: 'A webhook URL must use https.' },
+  'webhook.url.private_ip': { status: 422, meaning: "The webhook URL's host resolves to a private, loopback, link-local or otherwise non-public address." },
+  'webhook.url.unresolvable': { status: 422, meaning: "The webhook URL's host does not resolve." },
   rate_limited: { status: 429, meaning: "The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header)." },
   internal_error: { status: 500, meaning: 'An unexpected failure; it is logged and its message is not shown.' },
+  'search.embedder_failed': { status: 502, meaning: "The tenant's embedding provider failed or timed out; retry later." },
   service_unavailable: { status: 503, meaning: 'A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

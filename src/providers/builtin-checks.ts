@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import isSafeRegex from 'safe-regex2';
 import { z } from 'zod';
+import { safeRegexPattern } from '../platform/safe-regex.js';
 
 /**
  * Deterministic checks (`provider: "builtin"`): no network, the same answer every time. Each
@@ -16,12 +16,7 @@ const MAX_PATTERN_CHARS = 1_000;
 const caseSensitive = z.boolean().optional().describe('default true');
 const expectedText = z.string().max(100_000).optional().describe("overrides the item's or trace's expected output");
 
-const safePattern = z
-  .string()
-  .min(1)
-  .max(MAX_PATTERN_CHARS)
-  .refine((p) => compiles(p), { message: 'is not a valid regular expression' })
-  .refine((p) => !compiles(p) || isSafeRegex(p), { message: 'may backtrack catastrophically (nested or overlapping quantifiers); refused' });
+const safePattern = safeRegexPattern(MAX_PATTERN_CHARS);
 
 export const BUILTIN_PARAMS = {
   exact_match: z.object({ expected: expectedText, case_sensitive: caseSensitive, trim: z.boolean().optional().describe('default true') }).strict(),
@@ -167,15 +162,6 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     return { ok: false };
-  }
-}
-
-function compiles(pattern: string): boolean {
-  try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
   }
 }
 

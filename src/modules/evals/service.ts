@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { decodeCursor, toPage } from '../../platform/cursor.js';
+import { decodeCursor, filterFingerprint, toPage } from '../../platform/cursor.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { PLAN_NAMES, PLANS, planRank } from '../../platform/plans.js';
-import { sha256Hex } from '../../platform/crypto.js';
 import { toIso } from '../../platform/schemas.js';
 import type { TxSql } from '../../stores/pg.js';
 import type { TenantService } from '../tenants/service.js';
@@ -158,11 +157,7 @@ function windowStats(w: WindowAggregate): WindowStats {
 
 const exceeds = (limit: number | null, than: number | null): boolean => limit === null || (than !== null && limit > than);
 
-/** Binds a cursor to its listing's filters: reused with others, it is refused instead of skipping rows. */
-function filterFingerprint(q: ListEvalsQuery): string {
-  const { limit: _limit, cursor: _cursor, ...filter } = q;
-  return sha256Hex(JSON.stringify(Object.entries(filter).filter(([, v]) => v !== undefined).sort())).slice(0, 12);
-}
+
 
 export function toEvaluation(row: EvaluationRow): Evaluation {
   return {

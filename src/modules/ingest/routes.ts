@@ -14,7 +14,7 @@ export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
   const ingest = app.services.ingest;
 
   app.post('/v1/ingest', {
-    config: { access: INGEST_ACCESS, errors: ['not_found', 'error.project.archived', 'trace_exists', 'trace_quota_exceeded'] },
+    config: { access: INGEST_ACCESS, errors: ['not_found', 'error.project.archived', 'trace_exists', 'trace_quota_exceeded', 'embedding.dimension_mismatch'] },
     schema: {
       tags: ['ingest'],
       summary: 'Ingest one trace with its spans',

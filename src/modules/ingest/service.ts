@@ -3,6 +3,7 @@ import { AppError, unavailable } from '../../platform/errors.js';
 import { describeIssues, type FieldProblem } from '../../platform/http-errors.js';
 import { PLANS } from '../../platform/plans.js';
 import type { ProjectService } from '../projects/service.js';
+import type { VectorDimensions } from '../search/dimensions.js';
 import type { GroupCommitBatcher } from './batcher.js';
 import { commitRows } from './commit.js';
 import { normalizeTrace, type NormalizedTrace } from './normalize.js';
@@ -32,6 +33,7 @@ export class IngestService {
     private readonly projects: ProjectService,
     private readonly batcher: GroupCommitBatcher,
     private readonly prices: PriceBook,
+    private readonly dimensions: VectorDimensions,
   ) {}
 
   /** POST /v1/ingest: one trace, answered only after its rows are committed in ClickHouse. */
@@ -40,6 +42,8 @@ export class IngestService {
     const now = Date.now();
     const normalized = normalizeTrace(body, { tenantId: auth.tenantId, projectId: project.id, prices: await this.prices.forTenant(auth.tenantId), now });
     if (Array.isArray(normalized)) throw this.invalid(normalized);
+    const [mismatch] = await this.dimensions.check(auth.tenantId, project.id, [normalized.spans]);
+    if (mismatch) throw mismatch;
     const reservation = await this.reserve(auth, project.id, [normalized], new Date(now));
     if (reservation.duplicates.length > 0) throw new AppError(409, 'trace_exists', `trace ${normalized.trace.id} already exists`);
     if (reservation.inFlight.length > 0) throw inFlight(normalized.trace.id);
@@ -91,11 +95,17 @@ export class IngestService {
     const accepted: Candidate[] = [];
     for (const [projectId, candidates] of byProject) {
       const seen = new Set<string>();
-      const unique = candidates.filter((c) => {
+      const deduplicated = candidates.filter((c) => {
         const dup = seen.has(c.normalized.trace.id);
         seen.add(c.normalized.trace.id);
         if (dup) results[c.index] = failedItem(c.index, c.normalized.trace.id, 409, 'trace_exists', 'trace id repeated in this batch');
         return !dup;
+      });
+      const mismatches = await this.dimensions.check(auth.tenantId, projectId, deduplicated.map((c) => c.normalized.spans));
+      const unique = deduplicated.filter((c, i) => {
+        const err = mismatches[i];
+        if (err) results[c.index] = failedItem(c.index, c.normalized.trace.id, err.status, err.code, `body.traces.${c.index}.${err.message}`);
+        return !err;
       });
       if (unique.length === 0) continue;
       const reservation = await this.reserve(auth, projectId, unique.map((c) => c.normalized), new Date(now));

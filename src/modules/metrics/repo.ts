@@ -23,7 +23,7 @@ const GROUP_COLUMN: Record<GroupBy, { column: string; type: string }> = {
   name: { column: 'name', type: 'String' },
 };
 
-const toChDateTime = (ms: number): string => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+export const toChDateTime = (ms: number): string => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 
 export interface RollupScope {
   tenantId: string;
@@ -49,7 +49,7 @@ export interface MetricsRow {
  * recomputation (see clickhouse/002_trace_metrics.sql), without marker and zero rows. Every reader
  * of trace_metrics_1m goes through this filter; the WHERE starts with the tenant.
  */
-function currentRollup(scope: RollupScope): { where: string; params: Record<string, unknown> } {
+export function currentRollup(scope: RollupScope): { where: string; params: Record<string, unknown> } {
   const range = 'tenant_id = {tenant:UUID} AND minute >= {from:DateTime(\'UTC\')} AND minute < {to:DateTime(\'UTC\')}';
   const project = scope.projectId ? ' AND project_id = {project:UUID}' : '';
   return {

@@ -3,6 +3,9 @@ import type { ProjectService } from '../projects/service.js';
 import type { GroupBy, Interval, MetricsRepository, MetricsRow, RollupScope } from './repo.js';
 import { MAX_BUCKETS, type MetricsPoint, type MetricsQuery, type MetricsResponse, type MetricsSeries } from './schemas.js';
 import { roundUsd } from '../../platform/money.js';
+import type { MetricsWindowRepository, ProjectWindow } from './windows.js';
+
+export type { ProjectWindow } from './windows.js';
 
 const INTERVAL_MS: Record<Interval, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 const DEFAULT_RANGE_MS = 24 * 3_600_000;
@@ -60,7 +63,18 @@ export class MetricsService {
   constructor(
     private readonly repo: MetricsRepository,
     private readonly projects: ProjectService,
+    private readonly windows: MetricsWindowRepository,
   ) {}
+
+  /** Tenants with traffic in [fromMs, toMs) (anomaly scans). */
+  async activeTenants(fromMs: number, toMs: number): Promise<string[]> {
+    return this.windows.activeTenants(fromMs, toMs);
+  }
+
+  /** Each project's traffic in fixed windows of `windowMinutes` (anomaly scans). */
+  async projectWindows(tenantId: string, fromMs: number, toMs: number, windowMinutes: number): Promise<ProjectWindow[]> {
+    return this.windows.projectWindows(tenantId, fromMs, toMs, windowMinutes);
+  }
 
   async query(tenantId: string, query: MetricsQuery, now = Date.now()): Promise<MetricsResponse> {
     const range = resolveRange(query, now);

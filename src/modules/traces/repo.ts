@@ -13,6 +13,21 @@ export interface TraceLocation {
   startedAt: string;
 }
 
+/** How one span went: what failure rules match on. */
+export interface SpanOutcome {
+  trace_id: string;
+  project_id: string;
+  name: string;
+  model: string;
+  latency_ms: number;
+  /** 0 when the span carried none. */
+  status_code: number;
+  /** '' when the span has no classified failure type. */
+  failure_type: string;
+  error: string | null;
+  start_ms: number;
+}
+
 /** Keys of an exported trace, enough to page through an export. */
 export interface TraceKey {
   id: string;
@@ -89,6 +104,24 @@ export function traceRepository(ch: ClickHouseStore) {
         `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
         settings('traces.get_many', tenantId),
+      );
+    },
+
+    /**
+     * The columns that describe how each span of many traces went (failure detection): one read on
+     * the (tenant, project, trace) prefix of the spans sorting key; FINAL collapses OTLP re-sends.
+     */
+    async spanOutcomes(tenantId: string, projectIds: readonly string[], traceIds: readonly string[]): Promise<SpanOutcome[]> {
+      const where = TenantWhere.forTenant(tenantId)
+        .and`project_id IN ${bind('Array(UUID)', projectIds)}`
+        .and`trace_id IN ${bind('Array(UUID)', traceIds)}`;
+      return ch.rows<SpanOutcome>(
+        'traces.span_outcomes',
+        `SELECT trace_id, project_id, name, model, latency_ms, status_code,
+           failure_type, error, toUnixTimestamp64Milli(start_time) AS start_ms
+         FROM spans FINAL WHERE ${where.sql}`,
+        where.params,
+        settings('traces.span_outcomes', tenantId),
       );
     },
 

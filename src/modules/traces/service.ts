@@ -3,7 +3,9 @@ import type { ControlLoopDepthReader } from './control-loop-depth.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';
 import type { TraceLocator } from './registry.js';
-import type { TraceRepository } from './repo.js';
+import type { SpanOutcome, TraceRepository } from './repo.js';
+
+export type { SpanOutcome } from './repo.js';
 import type { Trace, TraceDetail, TraceFilterQuery } from './schemas.js';
 import { toSpan, toTrace, type StoredTrace } from './stored.js';
 import { readNewestFirst, type TracePosition } from './time-slices.js';
@@ -63,6 +65,12 @@ export class TraceService {
     if (projects.length === 0) return new Map();
     const rows = await this.repo.findMany(tenantId, projects, ids);
     return new Map(rows.map((row) => [row.id, toTrace(row)]));
+  }
+
+  /** How every span of these traces went (status, error, failure type, latency), for failure rules. */
+  async spanOutcomes(tenantId: string, projectIds: readonly string[], traceIds: readonly string[]): Promise<SpanOutcome[]> {
+    if (traceIds.length === 0) return [];
+    return this.repo.spanOutcomes(tenantId, projectIds, traceIds);
   }
 
   /** Which of `ids` (traces of this tenant) match the trace-list filter `query`. */
