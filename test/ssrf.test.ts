@@ -10,6 +10,7 @@ import {
   unsafeCause,
   UnsafeUrlError,
   type GuardOptions,
+  type HostResolver,
 } from '../src/platform/ssrf.js';
 
 async function refusal(promise: Promise<unknown>): Promise<UnsafeUrlError> {
@@ -29,6 +30,15 @@ describe('checkOutboundUrl', () => {
     'http://127.1.2.3/',
     'http://0x7f.1/',
     'http://2130706433/',
+    'http://0177.0.0.1/',
+    'http://0x7f000001/',
+    'http://017700000001/',
+    'http://127.1/',
+    'http://0xa.0.0.1/',
+    'http://012.0.0.1/',
+    'http://3232235777/',
+    'http://[::ffff:7f00:1]/',
+    'http://[0:0:0:0:0:ffff:169.254.169.254]/',
     'http://[::1]/',
     'http://[::ffff:127.0.0.1]/',
     'http://[::ffff:10.0.0.1]/',
@@ -151,6 +161,20 @@ describe('guarded connections', () => {
     const err = await guardedFetch(`${base}/slow`, init({ timeoutMs: 150 })).catch((e: unknown) => e);
     expect((err as Error).name).toBe('TimeoutError');
     expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('refuses a name that resolves to a private address after the check (DNS rebinding)', async () => {
+    const port = new URL(base).port;
+    // The first answer (the check) is public; every later one (the connect) points inside.
+    let answers = 0;
+    const rebinding: HostResolver = async () => [{ address: answers++ === 0 ? '93.184.216.34' : '127.0.0.1', family: 4 }];
+    const checked = await checkOutboundUrl(`http://rebind.example:${port}/ok`, { requireHttps: false, resolve: rebinding });
+    expect(checked.address).toBe('93.184.216.34');
+    const dispatcher = guardedDispatcher({ resolve: rebinding });
+    const err = await undiciFetch(`http://rebind.example:${port}/ok`, { dispatcher }).catch((e: unknown) => e);
+    expect(unsafeCause(err)?.reason).toBe('private_ip');
+    expect(answers).toBe(2);
+    await dispatcher.close();
   });
 
   it('checks again at connect time, for names and literals alike', async () => {

@@ -40,7 +40,13 @@ export interface GuardOptions {
   allowLoopback?: boolean;
   /** The operator's explicit opt-out: every address is allowed. */
   allowPrivate?: boolean;
+  /** How host names are resolved (default: the system resolver); tests script DNS answers with it. */
+  resolve?: HostResolver;
 }
+
+export type HostResolver = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const systemResolver: HostResolver = (host) => dnsLookup(host, { all: true, order: 'verbatim' });
 
 export interface CheckedUrl {
   url: URL;
@@ -48,7 +54,7 @@ export interface CheckedUrl {
   family: 4 | 6;
 }
 
-type AddressRules = Pick<GuardOptions, 'allowLoopback' | 'allowPrivate'>;
+type AddressRules = Pick<GuardOptions, 'allowLoopback' | 'allowPrivate' | 'resolve'>;
 
 /**
  * ipaddr.js names every special-purpose block (private, loopback, linkLocal, carrierGradeNat,
@@ -73,7 +79,7 @@ async function resolveChecked(hostname: string, rules: AddressRules): Promise<{ 
     addresses = [{ address: host, family: literal }];
   } else {
     try {
-      addresses = await dnsLookup(host, { all: true, order: 'verbatim' });
+      addresses = await (rules.resolve ?? systemResolver)(host);
     } catch {
       addresses = [];
     }
