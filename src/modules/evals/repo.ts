@@ -25,6 +25,7 @@ export interface EvaluationRow {
   context: 'fresh' | 'remediation';
   source_action_id: string | null;
   original_evaluation_id: string | null;
+  scored_output: string | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
@@ -43,6 +44,7 @@ export interface NewEvaluation {
   context?: 'fresh' | 'remediation';
   source_action_id?: string | null;
   original_evaluation_id?: string | null;
+  scored_output?: string | null;
 }
 
 export interface EvalOutcome {
@@ -98,6 +100,7 @@ export function evaluationRepository(sql: Sql) {
         context: r.context ?? 'fresh',
         source_action_id: r.source_action_id ?? null,
         original_evaluation_id: r.original_evaluation_id ?? null,
+        scored_output: r.scored_output ?? null,
       }));
       // A rule scores a trace once: a second look at the same trace inserts nothing.
       const inserted = await db<{ id: string }[]>`
@@ -125,6 +128,8 @@ export function evaluationRepository(sql: Sql) {
           ${q.status ? sql`and status = ${q.status}` : sql``}
           ${q.project_id ? sql`and project_id = ${q.project_id}` : sql``}
           ${q.rule_id ? sql`and rule_id = ${q.rule_id}` : sql``}
+          ${q.source_action_id ? sql`and source_action_id = ${q.source_action_id}` : sql``}
+          ${q.context ? sql`and context = ${q.context}` : sql``}
           ${q.from ? sql`and created_at >= ${q.from}::timestamptz` : sql``}
           ${q.to ? sql`and created_at <= ${q.to}::timestamptz` : sql``}
           ${after ? sql`and (created_at, id) < (${after.createdAt}, ${after.id})` : sql``}
@@ -174,6 +179,14 @@ export function evaluationRepository(sql: Sql) {
         select id, tenant_id from evaluations
         where (status = 'pending' and created_at < ${pendingBefore}) or (status = 'running' and started_at < ${runningBefore})
         order by created_at limit ${limit}`;
+    },
+
+    /** The completed fresh evaluations of a trace made by eval rules: what a remediation is re-scored against. */
+    async ruleBaselines(tenantId: string, traceId: string): Promise<EvaluationRow[]> {
+      return sql<EvaluationRow[]>`
+        select * from evaluations
+        where tenant_id = ${tenantId} and trace_id = ${traceId} and rule_id is not null and context = 'fresh' and status = 'completed'
+        order by created_at`;
     },
 
     /** Completed evaluations of one metric created in [from, to]. */

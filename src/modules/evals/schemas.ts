@@ -48,6 +48,7 @@ export const evaluation = z
     context: z.enum(['fresh', 'remediation']),
     source_action_id: z.guid().nullable(),
     original_evaluation_id: z.guid().nullable(),
+    scored_output: z.string().nullable().describe("remediation: the output that was scored instead of the trace's own"),
     created_at: isoDate,
     started_at: isoDate.nullable(),
     completed_at: isoDate.nullable(),
@@ -69,6 +70,8 @@ export const listEvalsQuery = z
     status: z.enum(EVAL_STATUSES).optional(),
     project_id: z.guid().optional(),
     rule_id: z.guid().optional(),
+    source_action_id: z.guid().optional().describe('re-scores caused by this control action'),
+    context: z.enum(['fresh', 'remediation']).optional(),
     from: instant.optional().describe('inclusive lower bound of created_at'),
     to: instant.optional().describe('inclusive upper bound of created_at; >= from'),
   })

@@ -21,6 +21,8 @@ export interface ScoreTarget {
   spanId?: string | null;
   /** Expected output given by the caller (a dataset item); else the trace's metadata.expected. */
   expected?: string | null;
+  /** Score this output instead of the trace's or span's own (a remediation's, an A/B candidate's). */
+  output?: string | null;
 }
 
 const DEFAULT_JUDGE_MODEL = { openai: 'gpt-4o-mini', anthropic: 'claude-3-5-haiku-latest' } as const;
@@ -120,7 +122,7 @@ function materialOf(trace: TraceDetail, target: ScoreTarget): JudgeMaterial {
   }
   return {
     input: bounded(input),
-    output: bounded(output),
+    output: bounded(target.output ?? output),
     expected: nullableBounded(target.expected ?? asText(trace.metadata.expected)),
     context: nullableBounded(asText(trace.metadata.context) ?? retrievedContext(trace)),
   };

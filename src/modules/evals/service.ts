@@ -103,8 +103,52 @@ export class EvalService {
     return this.rules.getVersion(tenantId, versionId);
   }
 
-  /** A dataset item scored by an eval version (datasets module); provider failures are in `error`. */
-  async scoreItem(tenantId: string, version: EvalVersion, item: { traceId: string; spanId: string | null; expected: string | null }): Promise<ItemScore> {
+  /**
+   * A remediation (5/6): every eval rule that scored the trace re-scores the action's output as an
+   * evaluation with context `remediation`, pointing at the action and at the evaluation it is
+   * compared with. Counted against the quota like any evaluation; returns the new evaluations' ids.
+   */
+  async rescoreRemediation(tenantId: string, remediation: { traceId: string; sourceActionId: string; output: string }): Promise<string[]> {
+    const baselines = await this.repo.ruleBaselines(tenantId, remediation.traceId);
+    if (baselines.length === 0) return [];
+    const rows: NewEvaluation[] = baselines.map((b) => ({
+      id: newId(),
+      tenant_id: tenantId,
+      project_id: b.project_id,
+      trace_id: b.trace_id,
+      metric_name: b.metric_name,
+      config: b.config,
+      threshold: b.threshold,
+      rule_id: b.rule_id,
+      eval_version_id: b.eval_version_id,
+      context: 'remediation',
+      source_action_id: remediation.sourceActionId,
+      original_evaluation_id: b.id,
+      scored_output: remediation.output,
+    }));
+    const ids = await this.repo.begin(async (tx) => {
+      await this.reserveQuota(tenantId, rows.length, tx);
+      return this.repo.insertMany(rows, tx);
+    });
+    await this.queue.enqueue(ids).catch(() => {});
+    return ids;
+  }
+
+  /** The evaluations a control action caused (its re-scores), oldest first. */
+  async ofAction(tenantId: string, sourceActionId: string): Promise<Evaluation[]> {
+    const page = await this.list(tenantId, { source_action_id: sourceActionId, limit: 1000 });
+    return page.evals.reverse();
+  }
+
+  /**
+   * A dataset item scored by an eval version (datasets module), or a candidate output scored without
+   * being stored (an A/B harness: `output`); provider failures are in `error`.
+   */
+  async scoreItem(
+    tenantId: string,
+    version: EvalVersion,
+    item: { traceId: string; spanId: string | null; expected: string | null; output?: string },
+  ): Promise<ItemScore> {
     const config = evalConfig.parse(version.config);
     const { judge_model: _model, ...score } = await this.scorer.score(tenantId, config, version.threshold, item);
     return score;
@@ -117,7 +161,7 @@ export class EvalService {
     try {
       const parsed = evalConfig.safeParse(row.config);
       const outcome = parsed.success
-        ? await this.scorer.score(row.tenant_id, parsed.data, row.threshold, { traceId: row.trace_id })
+        ? await this.scorer.score(row.tenant_id, parsed.data, row.threshold, { traceId: row.trace_id, output: row.scored_output })
         : { ...failedOutcome, error: `invalid stored config: ${parsed.error.issues[0]?.message ?? 'unknown'}` };
       await this.repo.finish(evalId, outcome);
       return 'scored';
@@ -183,6 +227,7 @@ export function toEvaluation(row: EvaluationRow): Evaluation {
     context: row.context,
     source_action_id: row.source_action_id,
     original_evaluation_id: row.original_evaluation_id,
+    scored_output: row.scored_output,
     created_at: row.created_at.toISOString(),
     started_at: toIso(row.started_at),
     completed_at: toIso(row.completed_at),
