@@ -6,7 +6,7 @@ LOOPTRACE_NODE_VERSION=24.21.0
 machine_node=$(node -v 2>/dev/null || echo none)
 if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)' 2>/dev/null; then
   command -v npm >/dev/null || { echo "Looptrace needs npm (any version) to bring its own Node.js: install Node.js and npm first" >&2; exit 1; }
-  local_node="$PWD/.tools/node-$LOOPTRACE_NODE_VERSION"
+  local_node="${LOOPTRACE_ROOT:-$PWD}/.tools/node-$LOOPTRACE_NODE_VERSION"
   if [[ ! -x "$local_node/node_modules/.bin/node" ]]; then
     npm install --prefix "$local_node" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "node@$LOOPTRACE_NODE_VERSION" >/dev/null
   fi
