@@ -139,7 +139,6 @@ export function buildServices(deps: ServiceDeps) {
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
   const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
   const evalRuleRepo = evalRuleRepository(deps.sql);
-  const evalRules = new EvalRuleService(evalRuleRepo, projects, tenants);
   const evalQueue: EvalQueue = {
     enqueue: (ids) => jobs.addBulk('evals', ids.map((id) => ({ name: 'score', data: { eval_id: id } }))),
   };
@@ -149,6 +148,7 @@ export function buildServices(deps: ServiceDeps) {
   const spanEmbedder = new SpanEmbedder(searchRepo, searchState, vectorDimensions, llmConnections, log);
   const hnswIndexer = new HnswIndexer(searchIndexRepository(deps.ch), searchState, log);
   const evalScorer = new EvalScorer(traces, llmConnections, prices);
+  const evalRules = new EvalRuleService(evalRuleRepo, projects, tenants, evalScorer);
   const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue);
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));

@@ -89,6 +89,19 @@ describe('POST /v1/eval with builtin checks', () => {
     }
   });
 
+  it('refuses a judge the tenant has no credentials for with 422, for evaluations and rules alike', async () => {
+    const t = await createTenant(ctx.app);
+    const trace = aTrace();
+    await ingestTraces(ctx.app, t, [trace]);
+    const judge = { provider: 'anthropic', preset: 'correctness' };
+    const refused = await trigger(t, { trace_id: trace.id, metric_name: 'm', config: judge });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json()).toMatchObject({ code: 'eval.no_llm_credentials', error: expect.stringContaining('ANTHROPIC_API_KEY') });
+    const rule = await ctx.app.inject({ method: 'POST', url: '/v1/eval-rules', headers: t.auth, payload: { name: 'r', metric_name: 'm', config: judge } });
+    expect(rule.statusCode).toBe(422);
+    expect((await getJson(ctx.app, t, '/v1/evals')).body.evals).toEqual([]);
+  });
+
   it("answers 404 for an unknown trace or another tenant's, and hides another tenant's evaluation", async () => {
     const [a, b] = [await createTenant(ctx.app), await createTenant(ctx.app)];
     const trace = aTrace({ metadata: { expected: 'Paris.' } });

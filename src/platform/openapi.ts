@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, meaning: 'The body exceeds the size limit.' },
   unsupported_media_type: { status: 415, meaning: 'The Content-Type (or Content-Encoding) is not accepted.' },
   validation_error: { status: 422, meaning: 'A required field is missing (`details` names each).' },
+  'eval.no_llm_credentials': { status: 422, meaning: "An LLM judge of a vendor the tenant has no credentials for: add an LLM connection, or the operator sets that vendor's API key." },
   'llm_connection.url.not_https': { status: 422, meaning: 'A tenant-supplied provider base_url must use https.' },
   'llm_connection.url.private_ip': { status: 422, meaning: 'The base_url resolves to a private, loopback, link-local or otherwise non-public address.' },
   'llm_connection.url.unresolvable': { status: 422, meaning: "The base_url's host does not resolve." },

@@ -9,7 +9,7 @@ export const evalRoutes: FastifyPluginAsyncZod = async (app) => {
   const evals = app.services.evals;
 
   app.post('/v1/eval', {
-    config: { access: { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'eval.trigger' }, errors: ['not_found', 'eval_quota_exceeded'] },
+    config: { access: { tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', audit: 'eval.trigger' }, errors: ['not_found', 'eval_quota_exceeded', 'eval.no_llm_credentials'] },
     schema: {
       tags: ['evaluations'],
       summary: 'Score a trace: the evaluation is queued (pending) and a worker scores it',

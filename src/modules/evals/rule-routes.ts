@@ -11,7 +11,7 @@ export const evalRuleRoutes: FastifyPluginAsyncZod = async (app) => {
   const rules = app.services.evalRules;
 
   app.post('/v1/eval-rules', {
-    config: { access: write(WRITERS, 'eval_rule.create'), errors: ['not_found', 'eval_rules_quota_exceeded'] },
+    config: { access: write(WRITERS, 'eval_rule.create'), errors: ['not_found', 'eval_rules_quota_exceeded', 'eval.no_llm_credentials'] },
     schema: {
       tags: ['eval rules'],
       summary: 'Create an eval rule: traces stored from now on that match it are scored automatically',
@@ -38,7 +38,7 @@ export const evalRuleRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.patch('/v1/eval-rules/:id', {
-    config: { access: write(WRITERS, 'eval_rule.update'), errors: ['not_found'] },
+    config: { access: write(WRITERS, 'eval_rule.update'), errors: ['not_found', 'eval.no_llm_credentials'] },
     schema: {
       tags: ['eval rules'],
       summary: 'Change an eval rule; the result is snapshotted as its next version',

@@ -5,6 +5,7 @@ import { PLANS } from '../../platform/plans.js';
 import type { ProjectService } from '../projects/service.js';
 import type { TenantService } from '../tenants/service.js';
 import { z } from 'zod';
+import type { EvalScorer } from './scorer.js';
 import type { EvalRuleRepository, RuleRow, RuleSettings, VersionRow } from './rules-repo.js';
 import type { CreateRule, EvalRule, EvalVersion, UpdateRule } from './schemas.js';
 import { DEFAULT_THRESHOLD } from './config.js';
@@ -17,10 +18,12 @@ export class EvalRuleService {
     private readonly repo: EvalRuleRepository,
     private readonly projects: Pick<ProjectService, 'get'>,
     private readonly tenants: Pick<TenantService, 'get'>,
+    private readonly judges: Pick<EvalScorer, 'requireJudge'>,
   ) {}
 
   async create(tenantId: string, body: CreateRule): Promise<EvalRule> {
     if (body.project_id) await this.projects.get(tenantId, body.project_id);
+    await this.judges.requireJudge(tenantId, body.config);
     const { plan } = await this.tenants.get(tenantId);
     const settings: RuleSettings = {
       name: body.name,
@@ -43,6 +46,7 @@ export class EvalRuleService {
 
   async update(tenantId: string, id: string, patch: UpdateRule): Promise<EvalRule> {
     if (patch.project_id) await this.projects.get(tenantId, patch.project_id);
+    if (patch.config) await this.judges.requireJudge(tenantId, patch.config);
     const updated = await this.repo.update(tenantId, id, newId(), (current) => {
       const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
       return { ...current, ...defined } as RuleSettings;

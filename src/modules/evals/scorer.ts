@@ -58,6 +58,20 @@ export class EvalScorer {
     }
   }
 
+  /**
+   * Refuses up front (422) a judge the tenant has no credentials for, rather than storing an
+   * evaluation that can only fail: neither an LLM connection of that vendor nor the server's key.
+   */
+  async requireJudge(tenantId: string, config: EvalConfig): Promise<void> {
+    if (config.provider === 'builtin') return;
+    try {
+      await this.judges.resolve(tenantId, config.provider);
+    } catch (err) {
+      if (err instanceof ProviderError && err.failure === 'auth') throw new AppError(422, 'eval.no_llm_credentials', err.message);
+      throw err;
+    }
+  }
+
   /** A builtin check of a whole trace needs only the trace row; judges may need its spans (context). */
   private async read(tenantId: string, config: EvalConfig, target: ScoreTarget): Promise<TraceDetail> {
     if (config.provider !== 'builtin' || target.spanId) return this.traces.get(tenantId, target.traceId);

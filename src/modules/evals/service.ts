@@ -37,6 +37,7 @@ export class EvalService {
   /** POST /v1/eval: the evaluation is stored pending and counted, then queued. */
   async trigger(tenantId: string, body: TriggerEval): Promise<{ eval_id: string; status: 'pending' }> {
     const projectId = await this.traces.projectOf(tenantId, body.trace_id);
+    await this.scorer.requireJudge(tenantId, body.config);
     const id = newId();
     await this.repo.begin(async (tx) => {
       await this.reserveQuota(tenantId, 1, tx);
