@@ -42,6 +42,8 @@ import { TraceExportService } from './modules/traces/export.js';
 import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
 import { feedbackRepository } from './modules/feedback/repo.js';
+import { savedFilterRepository } from './modules/saved-filters/repo.js';
+import { SavedFilterService } from './modules/saved-filters/service.js';
 import { FeedbackService } from './modules/feedback/service.js';
 import { traceRepository } from './modules/traces/repo.js';
 import { OnlineEvaluator } from './modules/evals/online.js';
@@ -137,6 +139,7 @@ export function buildServices(deps: ServiceDeps) {
   const pricing = new PricingService(pricingRepository(deps.sql), prices);
   const traceRepo = traceRepository(deps.ch);
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
+  const savedFilters = new SavedFilterService(savedFilterRepository(deps.sql), projects);
   const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
   const evalRuleRepo = evalRuleRepository(deps.sql);
   const evalQueue: EvalQueue = {
@@ -162,7 +165,7 @@ export function buildServices(deps: ServiceDeps) {
   const failures = new FailureService(failureRuleRepo, failureClusterRepo, failureClusters, projects);
   const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
   const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
-  return { search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { savedFilters, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

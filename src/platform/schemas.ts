@@ -33,3 +33,32 @@ export const isStorableText = (s: string): boolean => !UNSTORABLE.test(s);
  */
 export const storableText = (schema: z.ZodString = z.string()) =>
   schema.refine(isStorableText, { message: 'must not contain NUL characters or unpaired UTF-16 surrogates' });
+
+/**
+ * Whether Postgres jsonb can hold every key and string of `value` as sent (see storableText).
+ * Iterative: the body parser caps nesting, but a walk without recursion needs no such promise.
+ */
+export function isStorableJson(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      if (!isStorableText(v)) return false;
+    } else if (Array.isArray(v)) {
+      pending.push(...v);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v)) {
+        if (!isStorableText(key)) return false;
+        pending.push(child);
+      }
+    }
+  }
+  return true;
+}
+
+/** A JSON object Postgres jsonb can store exactly as sent, at most `maxBytes` serialized. */
+export const storableJsonObject = (maxBytes: number) =>
+  z
+    .record(z.string(), z.unknown())
+    .refine(isStorableJson, { message: 'keys and strings must not contain NUL characters or unpaired UTF-16 surrogates' })
+    .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= maxBytes, { message: `must be at most ${maxBytes} bytes as JSON` });

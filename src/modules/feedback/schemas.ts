@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
-import { isoDate, isStorableText, storableText } from '../../platform/schemas.js';
+import { isoDate, storableJsonObject, storableText } from '../../platform/schemas.js';
 
 export const FEEDBACK_LABELS = ['good', 'bad', 'neutral'] as const;
 export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
@@ -17,34 +17,7 @@ const LABEL_RULE = `when absent, derived from score: >= ${GOOD_FROM} good, <= ${
 const instant = z.iso.datetime({ offset: true });
 const lowerGuid = z.guid().transform((s) => s.toLowerCase());
 
-/**
- * Whether Postgres jsonb can hold every key and string of `value` as sent (see storableText).
- * Iterative: the body parser caps nesting, but a walk without recursion needs no such promise.
- */
-function isStorableJson(value: unknown): boolean {
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const v = pending.pop();
-    if (typeof v === 'string') {
-      if (!isStorableText(v)) return false;
-    } else if (Array.isArray(v)) {
-      pending.push(...v);
-    } else if (v !== null && typeof v === 'object') {
-      for (const [key, child] of Object.entries(v)) {
-        if (!isStorableText(key)) return false;
-        pending.push(child);
-      }
-    }
-  }
-  return true;
-}
-
-const metadata = z
-  .record(z.string(), z.unknown())
-  .refine(isStorableJson, { message: 'keys and strings must not contain NUL characters or unpaired UTF-16 surrogates' })
-  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, {
-    message: `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
-  });
+const metadata = storableJsonObject(MAX_METADATA_BYTES);
 
 export const createFeedbackBody = z
   .object({
