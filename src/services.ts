@@ -42,6 +42,8 @@ import { TraceExportService } from './modules/traces/export.js';
 import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
 import { feedbackRepository } from './modules/feedback/repo.js';
+import { dlqRepository } from './modules/dlq/repo.js';
+import { DlqService } from './modules/dlq/service.js';
 import { savedFilterRepository } from './modules/saved-filters/repo.js';
 import { SavedFilterService } from './modules/saved-filters/service.js';
 import { FeedbackService } from './modules/feedback/service.js';
@@ -165,7 +167,8 @@ export function buildServices(deps: ServiceDeps) {
   const failures = new FailureService(failureRuleRepo, failureClusterRepo, failureClusters, projects);
   const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
   const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
-  return { savedFilters, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  const dlq = new DlqService(dlqRepository(deps.sql), webhooks);
+  return { dlq, savedFilters, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

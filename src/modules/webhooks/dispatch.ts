@@ -148,14 +148,25 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * A dead-lettered dispatch delivered again (a DLQ retry): pending with a fresh attempt count and
+   * the full retry schedule. BullMQ keeps the finished job's id, so the new job is named after the
+   * retry (`retryKey`, the DLQ entry) rather than the dispatch. False when it is not dead-lettered.
+   */
+  async redeliver(tenantId: string, dispatchId: string, retryKey: string): Promise<boolean> {
+    if (!(await this.repo.reopenFailed(tenantId, dispatchId))) return false;
+    await this.enqueue([{ id: dispatchId, tenant_id: tenantId }], `${dispatchId}-retry-${retryKey}`);
+    return true;
+  }
+
   /** Job id = dispatch id: a dispatch handed over twice (emitter and sweep) runs once. */
-  private async enqueue(dispatches: readonly { id: string; tenant_id: string }[]): Promise<void> {
+  private async enqueue(dispatches: readonly { id: string; tenant_id: string }[], jobId?: string): Promise<void> {
     const backoff = { type: 'exponential', delay: this.config.retryBaseMs };
     // A job that BullMQ gives up on (e.g. Postgres away for all its attempts) is removed, so that
     // the sweep can hand its still-pending dispatch over again under the same id.
     await Promise.all(
       dispatches.map((d) =>
-        this.jobs.add('webhooks', 'deliver', { tenant_id: d.tenant_id, dispatch_id: d.id }, { jobId: d.id, removeOnFail: true, backoff }),
+        this.jobs.add('webhooks', 'deliver', { tenant_id: d.tenant_id, dispatch_id: d.id }, { jobId: jobId ?? d.id, removeOnFail: true, backoff }),
       ),
     );
     await this.repo.markQueued(dispatches.map((d) => d.id));

@@ -156,6 +156,15 @@ export function webhookRepository(sql: Sql) {
         where tenant_id = ${tenantId} and id = ${dispatchId} and state = 'pending'`;
     },
 
+    /** A dead-lettered dispatch made pending again with a fresh attempt count (a DLQ retry). */
+    async reopenFailed(tenantId: string, dispatchId: string): Promise<boolean> {
+      const rows = await sql`
+        update webhook_dispatches set state = 'pending', attempts = 0, queued_at = null, updated_at = now()
+        where tenant_id = ${tenantId} and id = ${dispatchId} and state = 'failed'
+        returning id`;
+      return rows.length > 0;
+    },
+
     /** Counts an attempt before it is made; undefined when the dispatch is no longer pending. */
     async startAttempt(tenantId: string, dispatchId: string): Promise<number | undefined> {
       const [row] = await sql<{ attempts: number }[]>`

@@ -68,6 +68,11 @@ export class WebhookService {
     return this.dispatcher.deliver(job);
   }
 
+  /** A dead-lettered delivery tried again from the start (DLQ retry); false when it is not dead-lettered. */
+  redeliver(tenantId: string, dispatchId: string, retryKey: string): Promise<boolean> {
+    return this.dispatcher.redeliver(tenantId, dispatchId, retryKey);
+  }
+
   /** The `webhooks-reconcile` processor. */
   reconcile(): Promise<{ queued: number }> {
     return this.dispatcher.reconcile();

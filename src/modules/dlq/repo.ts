@@ -1,0 +1,45 @@
+import type { Sql } from '../../stores/pg.js';
+import type { ListDlqQuery } from './schemas.js';
+
+export interface DlqRow {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  ref_id: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+  last_error: string;
+  created_at: Date;
+  resolved_at: Date | null;
+  resolution: 'retried' | 'discarded' | null;
+}
+
+/** The dead-letter table (sql/010_webhooks.sql) that every final failure of a job lands in. */
+export function dlqRepository(sql: Sql) {
+  return {
+    async list(tenantId: string, q: ListDlqQuery, beforeId: string | null): Promise<DlqRow[]> {
+      return sql<DlqRow[]>`
+        select * from dlq where tenant_id = ${tenantId}
+          ${q.state === 'open' ? sql`and resolved_at is null` : q.state === 'resolved' ? sql`and resolved_at is not null` : sql``}
+          ${q.kind ? sql`and kind = ${q.kind}` : sql``}
+          ${beforeId ? sql`and id < ${beforeId}` : sql``}
+        order by id desc limit ${q.limit + 1}`;
+    },
+
+    async find(tenantId: string, id: string): Promise<DlqRow | undefined> {
+      const [row] = await sql<DlqRow[]>`select * from dlq where tenant_id = ${tenantId} and id = ${id}`;
+      return row;
+    },
+
+    /** Closes an open entry; undefined when it was already resolved (a concurrent retry or discard). */
+    async resolve(tenantId: string, id: string, resolution: 'retried' | 'discarded'): Promise<DlqRow | undefined> {
+      const [row] = await sql<DlqRow[]>`
+        update dlq set resolved_at = now(), resolution = ${resolution}
+        where tenant_id = ${tenantId} and id = ${id} and resolved_at is null
+        returning *`;
+      return row;
+    },
+  };
+}
+
+export type DlqRepository = ReturnType<typeof dlqRepository>;
