@@ -42,6 +42,7 @@ import { TraceExportService } from './modules/traces/export.js';
 import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
 import { feedbackRepository } from './modules/feedback/repo.js';
+import { BillingService } from './modules/billing/service.js';
 import { dlqRepository } from './modules/dlq/repo.js';
 import { DlqService } from './modules/dlq/service.js';
 import { savedFilterRepository } from './modules/saved-filters/repo.js';
@@ -168,7 +169,8 @@ export function buildServices(deps: ServiceDeps) {
   const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
   const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
   const dlq = new DlqService(dlqRepository(deps.sql), webhooks);
-  return { dlq, savedFilters, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  const billing = new BillingService(tenants, traceRegistry, evals, evalRules, me);
+  return { billing, dlq, savedFilters, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

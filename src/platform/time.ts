@@ -12,6 +12,9 @@ export function isoToNanos(iso: string): bigint {
   return BigInt(wholeSeconds) * NS_PER_MS + fraction;
 }
 
+/** The UTC calendar month of `now` (YYYY-MM-01), as the monthly quota tables key it. */
+export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7)}-01`;
+
 export const nanosToMillis = (ns: bigint): number => Number(ns / NS_PER_MS);
 
 /** ClickHouse DateTime64(9) literal in UTC: `YYYY-MM-DD hh:mm:ss.nnnnnnnnn`. */

@@ -1,3 +1,4 @@
+import { usageMonth } from '../../platform/time.js';
 import type { Sql, TxSql } from '../../stores/pg.js';
 import type { EvalStatus, ListEvalsQuery } from './schemas.js';
 
@@ -65,8 +66,6 @@ export interface WindowAggregate {
   passed: number;
 }
 
-/** UTC calendar month of `now`, as the quota tables key it. */
-export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7)}-01`;
 
 export function evaluationRepository(sql: Sql) {
   return {
@@ -112,6 +111,12 @@ export function evaluationRepository(sql: Sql) {
 
     begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T> {
       return sql.begin(work) as Promise<T>;
+    },
+
+    /** Evaluations counted against the quota in the month of `now`. */
+    async monthCount(tenantId: string, now: Date): Promise<number> {
+      const [row] = await sql<{ evals: string }[]>`select evals from eval_usage where tenant_id = ${tenantId} and month = ${usageMonth(now)}`;
+      return Number(row?.evals ?? 0);
     },
 
     async find(tenantId: string, id: string): Promise<EvaluationRow | undefined> {

@@ -100,6 +100,11 @@ export function evalRuleRepository(sql: Sql) {
         order by id limit ${limit + 1}`;
     },
 
+    async count(tenantId: string): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`select count(*)::int as n from eval_rules where tenant_id = ${tenantId}`;
+      return row!.n;
+    },
+
     async remove(tenantId: string, id: string): Promise<boolean> {
       const rows = await sql`delete from eval_rules where tenant_id = ${tenantId} and id = ${id} returning id`;
       return rows.length > 0;

@@ -70,6 +70,11 @@ export class EvalRuleService {
     return { eval_rules: page.items.map(toRule), has_more: page.has_more, next_cursor: page.next_cursor };
   }
 
+  /** Rules of the tenant, enabled or not: what the plan's rule cap counts. */
+  async count(tenantId: string): Promise<number> {
+    return this.repo.count(tenantId);
+  }
+
   /** Deletes the rule; its versions stay, so evaluations and dataset runs still show what scored them. */
   async remove(tenantId: string, id: string): Promise<void> {
     if (!(await this.repo.remove(tenantId, id))) throw notFound('eval rule');

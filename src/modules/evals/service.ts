@@ -95,6 +95,11 @@ export class EvalService {
     return this.repo.insertMany(rows, tx);
   }
 
+  /** Evaluations counted against the monthly quota in the month of `now` (billing). */
+  async monthUsage(tenantId: string, now = new Date()): Promise<number> {
+    return this.repo.monthCount(tenantId, now);
+  }
+
   /** A rule's evaluations the monthly quota has no room for: failed, saying so. */
   async failOverQuota(ids: readonly string[], tx: TxSql): Promise<void> {
     await this.repo.failPending(ids, 'eval_quota_exceeded: the monthly evaluation quota is spent', tx);

@@ -1,4 +1,5 @@
 import { observeStoreCall } from '../../platform/metrics.js';
+import { usageMonth } from '../../platform/time.js';
 import type { Sql } from '../../stores/pg.js';
 
 export type TraceSource = 'native' | 'otlp';
@@ -38,9 +39,6 @@ export interface AbandonedReservation {
   writer: string | null;
   startedAt: Date;
 }
-
-/** First day of the UTC month, the key of the usage counter. */
-export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7)}-01`;
 
 const uuids = (ids: readonly string[]) => ids as string[];
 
@@ -124,6 +122,12 @@ export function registryRepository(sql: Sql) {
       const restored = new Map<string, number>();
       for (const row of rows) if (row.restored) restored.set(row.tenant_id, (restored.get(row.tenant_id) ?? 0) + 1);
       return [...restored].map(([tenantId, n]) => ({ tenantId, restored: n }));
+    },
+
+    /** Traces counted against the quota in the month of `now`. */
+    async monthUsage(tenantId: string, now: Date): Promise<number> {
+      const [row] = await sql<{ traces: string }[]>`select traces from trace_usage where tenant_id = ${tenantId} and month = ${usageMonth(now)}`;
+      return Number(row?.traces ?? 0);
     },
 
     async countUsage(tenantId: string, traces: number, now: Date): Promise<void> {

@@ -143,6 +143,11 @@ export class TraceRegistry {
     }
   }
 
+  /** Traces counted against the monthly quota in the month of `now` (billing). */
+  async monthUsage(tenantId: string, now = new Date()): Promise<number> {
+    return this.repo.monthUsage(tenantId, now);
+  }
+
   /** Every abandoned reservation, page by page (startup and the reconcile job). */
   async settleAbandoned(): Promise<SettleRun> {
     const run: SettleRun = { committed: 0, released: 0 };

@@ -9,6 +9,11 @@ export class MeService {
     private readonly tenants: TenantService,
   ) {}
 
+  /** Dashboard users of the tenant: the seats the plan counts. */
+  async seats(tenantId: string): Promise<number> {
+    return this.users.count(tenantId);
+  }
+
   /** The signed-in dashboard user and their tenant. */
   async get(tenantId: string, userId: string): Promise<Me> {
     const [user, tenant] = await Promise.all([this.users.find(tenantId, userId), this.tenants.get(tenantId)]);
