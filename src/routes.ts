@@ -24,6 +24,8 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { failureRoutes } from './modules/failures/routes.js';
 import { anomalyRoutes } from './modules/anomalies/routes.js';
 import { searchRoutes } from './modules/search/routes.js';
+import { controlConfigRoutes } from './modules/control/policy-routes.js';
+import { controlRoutes } from './modules/control/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -51,4 +53,6 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(failureRoutes);
   await app.register(anomalyRoutes);
   await app.register(searchRoutes);
+  await app.register(controlConfigRoutes);
+  await app.register(controlRoutes);
 }

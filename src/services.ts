@@ -37,7 +37,6 @@ import { projectRepository } from './modules/projects/repo.js';
 import { ProjectService } from './modules/projects/service.js';
 import { sessionRepository } from './modules/sessions/repo.js';
 import { SessionService } from './modules/sessions/service.js';
-import { noControlActionsYet } from './modules/traces/control-loop-depth.js';
 import { TraceExportService } from './modules/traces/export.js';
 import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
@@ -73,6 +72,14 @@ import { clusterRepository } from './modules/failures/clusters-repo.js';
 import { FailureDetector } from './modules/failures/detector.js';
 import { failureRuleRepository } from './modules/failures/repo.js';
 import { FailureService } from './modules/failures/service.js';
+import { controlActionRepository } from './modules/control/actions-repo.js';
+import { controlConfigRepository } from './modules/control/config-repo.js';
+import { ControlExecutor } from './modules/control/executor.js';
+import { ControlConfigService } from './modules/control/policies.js';
+import { ControlActionService, controlLoopDepth } from './modules/control/service.js';
+import { ControlSettler } from './modules/control/settle.js';
+import { controlSignalRepository } from './modules/control/signals-repo.js';
+import { ChainPlanner, ControlTrigger, type ControlQueue } from './modules/control/trigger.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
 import { JobEnqueuer } from './jobs/enqueue.js';
 import type { Authenticator } from './platform/auth.js';
@@ -141,7 +148,8 @@ export function buildServices(deps: ServiceDeps) {
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
   const pricing = new PricingService(pricingRepository(deps.sql), prices);
   const traceRepo = traceRepository(deps.ch);
-  const traces = new TraceService(traceRepo, traceLocator(deps.sql), noControlActionsYet);
+  const controlActionRepo = controlActionRepository(deps.sql);
+  const traces = new TraceService(traceRepo, traceLocator(deps.sql), controlLoopDepth(controlActionRepo));
   const savedFilters = new SavedFilterService(savedFilterRepository(deps.sql), projects);
   const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
   const evalRuleRepo = evalRuleRepository(deps.sql);
@@ -168,9 +176,18 @@ export function buildServices(deps: ServiceDeps) {
   const failures = new FailureService(failureRuleRepo, failureClusterRepo, failureClusters, projects);
   const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
   const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
+  const controlQueue: ControlQueue = {
+    enqueue: (ids) => jobs.addBulk('control', ids.map((id) => ({ name: 'execute', data: { action_id: id } }))),
+  };
+  const controlConfig = new ControlConfigService(controlConfigRepository(deps.sql), projects, evalRules);
+  const controlPlanner = new ChainPlanner(controlActionRepo, controlConfig, controlQueue);
+  const controlTrigger = new ControlTrigger(controlSignalRepository(deps.sql), controlConfig, controlPlanner);
+  const controlSettler = new ControlSettler(controlActionRepo, evals, evalRules, failures, controlConfig, controlPlanner, controlQueue);
+  const controlExecutor = new ControlExecutor(controlActionRepo, controlConfig, traces, llmConnections, prices, evals);
+  const controlActions = new ControlActionService(controlActionRepo, evals, traces, llmConnections, projects, controlQueue);
   const dlq = new DlqService(dlqRepository(deps.sql), webhooks);
   const billing = new BillingService(tenants, traceRegistry, evals, evalRules, me);
-  return { billing, dlq, savedFilters, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

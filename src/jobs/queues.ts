@@ -34,6 +34,8 @@ export const QUEUES = {
   'webhooks-reconcile': { attempts: 1 },
   // Repeatable every 2 s: failure rules look at newly stored traces (failure_candidates outbox).
   'failures-detect': { attempts: 1 },
+  // Repeatable every 2 s: starts chains of policies whose trigger matched, judges executed actions.
+  'control-scan': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 export type QueueName = keyof typeof QUEUES;

@@ -2,6 +2,7 @@ import { Queue, Worker, type Processor } from 'bullmq';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Stores } from '../runtime.js';
 import { datasetRunJob } from '../modules/datasets/schemas.js';
+import { controlJob } from '../modules/control/schemas.js';
 import { evalJob } from '../modules/evals/schemas.js';
 import { traceRollupJob } from '../modules/otlp/schemas.js';
 import { webhookDeliveryJob } from '../modules/webhooks/schemas.js';
@@ -129,6 +130,23 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       cron: '*/2 * * * * *',
       // Idempotent: candidates leave the outbox in the transaction that grows their clusters.
       processor: async () => services.failureDetector.drain(),
+    },
+    {
+      queue: 'control',
+      // Idempotent: the action is claimed before its provider call; a duplicate job finds it taken or done.
+      processor: async (job) => {
+        const payload = controlJob.safeParse(job.data);
+        if (!payload.success) return { status: 'malformed' };
+        const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        return { status: await services.controlExecutor.process(payload.data.action_id, lastAttempt) };
+      },
+    },
+    {
+      queue: 'control-scan',
+      cron: '*/2 * * * * *',
+      // One pass at a time; each step is idempotent (unique chain roots and successors, settled_at).
+      concurrency: 1,
+      processor: async () => ({ started: await services.controlTrigger.pass(), ...(await services.controlSettler.pass()) }),
     },
     {
       queue: 'anomalies',

@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   not_found: { status: 404, meaning: "No such resource in the caller's tenant (another tenant's is not found either)." },
   trace_exists: { status: 409, meaning: 'A trace with this id is already stored.' },
   no_active_project: { status: 409, meaning: 'The tenant has no active project to default to.' },
+  'control.action_state': { status: 409, meaning: 'The control action is not awaiting approval (only pending_approval actions can be approved or rejected).' },
+  'control.no_diff': { status: 409, meaning: 'The control action has no output to compare: an escalation, or a remediation that failed or was rejected.' },
   'dlq.resolved': { status: 409, meaning: 'The DLQ entry was already retried or discarded.' },
   'dlq.not_retryable': { status: 409, meaning: 'The DLQ entry can no longer be retried (what it retries was deleted, or is running again); discard it.' },
   'error.project.cannot_archive_last': { status: 409, meaning: 'The last active project of a tenant cannot be archived.' },

@@ -1,0 +1,93 @@
+import { newId } from '../../platform/ids.js';
+import type { ActionRow, ControlActionRepository } from './actions-repo.js';
+import type { PolicyRow } from './config-repo.js';
+import { nextAction, nextFallback } from './gates.js';
+import type { ControlConfigService } from './policies.js';
+import type { ModelRef } from './schemas.js';
+import type { ControlSignalRepository } from './signals-repo.js';
+
+const MATCHES_PER_PASS = 200;
+
+export interface ControlQueue {
+  enqueue(actionIds: readonly string[]): Promise<void>;
+}
+
+/**
+ * Creates a chain's actions. Each decision (the trace's counts, the gates, the insert) runs in one
+ * transaction under a per-trace lock, so chains of different policies on the same trace see each
+ * other's actions and the cascade cap holds across them. The unique chain root (policy, trace) and
+ * the unique successor of an action make a repeated decision insert nothing.
+ */
+export class ChainPlanner {
+  constructor(
+    private readonly repo: ControlActionRepository,
+    private readonly config: Pick<ControlConfigService, 'routeRow'>,
+    private readonly queue: ControlQueue,
+  ) {}
+
+  /** The chain's next action after `previous` failed (its first when previous is null); undefined when it exists already. */
+  async next(policy: PolicyRow, traceId: string, previous: ActionRow | null): Promise<ActionRow | undefined> {
+    const chainId = previous?.chain_id ?? newId();
+    const fallback = await this.fallbackOf(policy, chainId);
+    const created = await this.repo.begin(async (tx) => {
+      await this.repo.lockTrace(tx, policy.tenant_id, traceId);
+      const counts = await this.repo.counts(tx, policy.tenant_id, traceId);
+      const decision = nextAction({
+        steps: policy.steps,
+        maxRetryDepth: policy.max_retry_depth,
+        maxCascadeDepth: policy.max_cascade_depth,
+        requireApproval: policy.require_approval,
+        previousStep: previous?.step_index ?? null,
+        retries: counts.retries,
+        remediations: counts.remediations,
+        fallbackLeft: fallback !== null,
+      });
+      const route = decision.type === 'fallback_model' ? fallback : null;
+      return this.repo.insert(tx, policy.tenant_id, {
+        id: previous ? newId() : chainId,
+        project_id: policy.project_id,
+        trace_id: traceId,
+        policy_id: policy.id,
+        chain_id: chainId,
+        parent_id: previous?.id ?? null,
+        step_index: decision.stepIndex,
+        type: decision.type,
+        status: decision.requireApproval ? 'pending_approval' : 'pending',
+        require_approval: decision.requireApproval,
+        escalation_reason: decision.escalationReason,
+        metadata: route ? { ...decision.metadata, route_model: route.model } : decision.metadata,
+        model: route?.model ?? null,
+        provider: route?.provider ?? null,
+      });
+    });
+    // After commit: a lost enqueue leaves the action pending for the scan's reconcile.
+    if (created?.status === 'pending') await this.queue.enqueue([created.id]).catch(() => {});
+    return created;
+  }
+
+  private async fallbackOf(policy: PolicyRow, chainId: string): Promise<ModelRef | null> {
+    const step = policy.steps.find((s) => s.type === 'fallback_model');
+    if (step?.type !== 'fallback_model') return null;
+    const route = await this.config.routeRow(policy.tenant_id, step.model_route_id);
+    return route ? nextFallback(route, await this.repo.chainModels(policy.tenant_id, chainId)) : null;
+  }
+}
+
+/** Starts a chain for every (enabled policy, trace) its trigger matches that has none yet (see ControlSignalRepository). */
+export class ControlTrigger {
+  constructor(
+    private readonly signals: ControlSignalRepository,
+    private readonly config: Pick<ControlConfigService, 'policyRow'>,
+    private readonly planner: Pick<ChainPlanner, 'next'>,
+  ) {}
+
+  async pass(): Promise<number> {
+    const matches = await this.signals.matches(MATCHES_PER_PASS);
+    let started = 0;
+    for (const m of matches) {
+      const policy = await this.config.policyRow(m.tenant_id, m.policy_id);
+      if (await this.planner.next(policy, m.trace_id, null)) started += 1;
+    }
+    return started;
+  }
+}
