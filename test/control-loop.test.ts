@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Workers } from '../src/jobs/workers.js';
 import type { EventSink } from '../src/modules/failures/clusters.js';
@@ -6,6 +6,7 @@ import { aSpan, aTrace } from './builders/traces.js';
 import { startApp, type TestContext } from './helpers/app.js';
 import { controlApi, type Team } from './helpers/control-api.js';
 import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
+import { HttpsReceiver, makeTestCa, trustInThisProcess } from './helpers/https-receiver.js';
 import { ingestTraces, withQuery } from './helpers/trace-api.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from './helpers/workers.js';
 
@@ -13,17 +14,29 @@ let fake: FakeLlm;
 let ctx: TestContext;
 let workers: Workers;
 let emit: MockInstance<EventSink['emit']>;
+let receiver: HttpsReceiver;
+// Regression webhooks go to a real HTTPS receiver whose test CA this process trusts.
+const ca = makeTestCa();
+trustInThisProcess(ca);
+const WEBHOOK_SECRET = 'control-loop-webhook-secret-0123';
 
 beforeAll(async () => {
   fake = await startFakeLlm();
-  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX, OPENAI_API_KEY: 'sk-server-default', OPENAI_BASE_URL: `${fake.url}/v1`, LOOPTRACE_PROVIDER_MAX_RETRIES: '0' });
+  receiver = await HttpsReceiver.start(ca, () => ({ status: 200, body: 'ok' }));
+  ctx = await startApp({
+    REDIS_PREFIX: TEST_REDIS_PREFIX,
+    OPENAI_API_KEY: 'sk-server-default',
+    OPENAI_BASE_URL: `${fake.url}/v1`,
+    LOOPTRACE_PROVIDER_MAX_RETRIES: '0',
+    LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: 'true',
+  });
   emit = vi.spyOn(ctx.app.services.webhooks, 'emit');
-  workers = await startTestWorkers(ctx, ['evals', 'eval-rules', 'failures-detect', 'control', 'control-scan']);
+  workers = await startTestWorkers(ctx, ['evals', 'eval-rules', 'failures-detect', 'control', 'control-scan', 'webhooks', 'webhooks-reconcile']);
 });
 afterAll(async () => {
   await workers?.close();
   await ctx?.close();
-  await fake?.close();
+  await Promise.all([fake?.close(), receiver?.close()]);
 });
 
 const { tenant, call, created } = controlApi(() => ctx.app);
@@ -115,6 +128,8 @@ describe('control loop against the fake OpenAI-compatible provider', () => {
     await created('/v1/failure-rules', t, { name: 'timeouts', match: { failure_types: ['timeout'] } });
     await containsRule(t, 'Paris', { min_score_drop: 0.2 });
     await policy(t, { trigger: { failure_types: ['timeout'] }, steps: [{ type: 'retry' }], max_retry_depth: 1 });
+    const hookPath = `/regressions/${t.tenantId}`;
+    await created('/v1/webhooks', t, { url: receiver.url(hookPath), secret: WEBHOOK_SECRET });
     const trace = aTrace({ output: 'Paris.', spans: [aSpan({ error: 'Request timed out after 30s' })] });
     await ingestTraces(ctx.app, t, [trace]);
 
@@ -124,6 +139,14 @@ describe('control loop against the fake OpenAI-compatible provider', () => {
     expect(clusters.body.clusters).toMatchObject([{ type: 'RemediationRegression', example_trace_ids: [trace.id], project_id: t.projectId }]);
     const fired = emit.mock.calls.filter(([tenantId, event]) => tenantId === t.tenantId && event.type === 'failure.detected' && event.data.type === 'RemediationRegression');
     expect(fired).toHaveLength(1);
+    // …and reaches the receiver signed: the HMAC recomputed here over the raw body matches.
+    const isRegression = (raw: Buffer) => (JSON.parse(raw.toString()) as { data: { type?: string } }).data.type === 'RemediationRegression';
+    const deliveries = await pollUntil(async () => receiver.to(hookPath).filter((r) => isRegression(r.rawBody)), (r) => r.length > 0, 200, 50);
+    expect(deliveries).toHaveLength(1);
+    const signature = Buffer.from(String(deliveries[0]!.headers['x-service-signature']));
+    const expected = Buffer.from(`sha256=${createHmac('sha256', WEBHOOK_SECRET).update(deliveries[0]!.rawBody).digest('hex')}`);
+    expect(signature.length === expected.length && timingSafeEqual(signature, expected)).toBe(true);
+    expect(JSON.parse(deliveries[0]!.rawBody.toString())).toMatchObject({ type: 'failure.detected', tenant_id: t.tenantId, project_id: t.projectId });
 
     const diff = await call('GET', `/v1/control/actions/${actions[0]!.id}/diff`, t.owner);
     expect(diff.status).toBe(200);
