@@ -3,6 +3,7 @@ import { loadConfig } from './config.js';
 import { AppError } from './platform/errors.js';
 import { UsageError } from './cli/args.js';
 import { auditCommand } from './cli/audit.js';
+import { ciCommand } from './cli/ci.js';
 import { openCliContext, type CliCommand } from './cli/context.js';
 import { keysCommand } from './cli/keys.js';
 import { migrateCommand } from './cli/migrate.js';
@@ -18,10 +19,15 @@ const COMMANDS: Record<string, { run: CliCommand; synopsis: string; summary: str
   audit: { run: auditCommand, synopsis: 'audit anchor|verify ...', summary: 'sign daily audit-chain anchors; verify a tenant chain' },
 };
 
+/** Commands that talk to a running server over HTTP: they open no stores (a CI runner has none). */
+const HTTP_COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; synopsis: string; summary: string }> = {
+  ci: { run: ciCommand, synopsis: 'ci gate --dataset ID ...', summary: 'run a CI gate on a server; exit 1 when the pass rate is below the bar' },
+};
+
 const USAGE = `usage: looptrace <command> [options]        (looptrace <command> --help for its options)
 
 commands:
-${Object.values(COMMANDS)
+${[...Object.values(COMMANDS), ...Object.values(HTTP_COMMANDS)]
   .map((c) => `  ${c.synopsis.padEnd(32)} ${c.summary}`)
   .join('\n')}
 
@@ -54,6 +60,8 @@ async function main(argv: string[]): Promise<number> {
     (name === undefined ? process.stderr : process.stdout).write(USAGE + '\n');
     return name === undefined ? 2 : 0;
   }
+  const httpCommand = HTTP_COMMANDS[name];
+  if (httpCommand) return httpCommand.run(args);
   const command = COMMANDS[name];
   if (!command) {
     process.stderr.write(`looptrace: unknown command "${name}"\n\n${USAGE}\n`);

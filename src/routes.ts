@@ -14,6 +14,7 @@ import { traceRoutes } from './modules/traces/routes.js';
 import { datasetRoutes } from './modules/datasets/routes.js';
 import { datasetRunRoutes } from './modules/datasets/run-routes.js';
 import { feedbackRoutes } from './modules/feedback/routes.js';
+import { ciRoutes } from './modules/ci/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { dlqRoutes } from './modules/dlq/routes.js';
 import { savedFilterRoutes } from './modules/saved-filters/routes.js';
@@ -36,6 +37,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(ingestRoutes);
   await app.register(traceRoutes);
   await app.register(feedbackRoutes);
+  await app.register(ciRoutes);
   await app.register(billingRoutes);
   await app.register(dlqRoutes);
   await app.register(savedFilterRoutes);

@@ -41,6 +41,8 @@ import { TraceExportService } from './modules/traces/export.js';
 import { traceExportRepository } from './modules/traces/export-repo.js';
 import { traceLocator } from './modules/traces/registry.js';
 import { feedbackRepository } from './modules/feedback/repo.js';
+import { ciRunRepository } from './modules/ci/repo.js';
+import { CiService } from './modules/ci/service.js';
 import { BillingService } from './modules/billing/service.js';
 import { dlqRepository } from './modules/dlq/repo.js';
 import { DlqService } from './modules/dlq/service.js';
@@ -187,7 +189,8 @@ export function buildServices(deps: ServiceDeps) {
   const controlActions = new ControlActionService(controlActionRepo, evals, traces, llmConnections, projects, controlQueue);
   const dlq = new DlqService(dlqRepository(deps.sql), webhooks);
   const billing = new BillingService(tenants, traceRegistry, evals, evalRules, me);
-  return { billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  const ci = new CiService(ciRunRepository(deps.sql), datasetRuns);
+  return { ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;
