@@ -27,6 +27,8 @@ import { anomalyRoutes } from './modules/anomalies/routes.js';
 import { searchRoutes } from './modules/search/routes.js';
 import { controlConfigRoutes } from './modules/control/policy-routes.js';
 import { controlRoutes } from './modules/control/routes.js';
+import { promptDeploymentRoutes } from './modules/prompts/deployment-routes.js';
+import { promptRoutes } from './modules/prompts/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -57,4 +59,6 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(searchRoutes);
   await app.register(controlConfigRoutes);
   await app.register(controlRoutes);
+  await app.register(promptRoutes);
+  await app.register(promptDeploymentRoutes);
 }

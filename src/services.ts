@@ -82,6 +82,7 @@ import { ControlActionService, controlLoopDepth } from './modules/control/servic
 import { ControlSettler } from './modules/control/settle.js';
 import { controlSignalRepository } from './modules/control/signals-repo.js';
 import { ChainPlanner, ControlTrigger, type ControlQueue } from './modules/control/trigger.js';
+import { buildPromptServices } from './modules/prompts/compose.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
 import { JobEnqueuer } from './jobs/enqueue.js';
 import type { Authenticator } from './platform/auth.js';
@@ -189,8 +190,11 @@ export function buildServices(deps: ServiceDeps) {
   const controlActions = new ControlActionService(controlActionRepo, evals, traces, llmConnections, projects, controlQueue);
   const dlq = new DlqService(dlqRepository(deps.sql), webhooks);
   const billing = new BillingService(tenants, traceRegistry, evals, evalRules, me);
+  const { prompts, promptDeployments, promptLifecycle } = buildPromptServices({
+    sql: deps.sql, jobs, projects, tenants, failures, traces, evals, evalRules, llmConnections, webhooks, log,
+  });
   const ci = new CiService(ciRunRepository(deps.sql), datasetRuns);
-  return { ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -36,6 +36,8 @@ export const QUEUES = {
   'failures-detect': { attempts: 1 },
   // Repeatable every 2 s: starts chains of policies whose trigger matched, judges executed actions.
   'control-scan': { attempts: 1 },
+  // Repeatable every 2 s: automatic prompt-deployment moves (proposals, autoship, monitoring, rollback).
+  'prompts-lifecycle': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 export type QueueName = keyof typeof QUEUES;

@@ -5,6 +5,7 @@ import { datasetRunJob } from '../modules/datasets/schemas.js';
 import { controlJob } from '../modules/control/schemas.js';
 import { evalJob } from '../modules/evals/schemas.js';
 import { traceRollupJob } from '../modules/otlp/schemas.js';
+import { promptJob } from '../modules/prompts/schemas.js';
 import { webhookDeliveryJob } from '../modules/webhooks/schemas.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
@@ -147,6 +148,23 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       // One pass at a time; each step is idempotent (unique chain roots and successors, settled_at).
       concurrency: 1,
       processor: async () => ({ started: await services.controlTrigger.pass(), ...(await services.controlSettler.pass()) }),
+    },
+    {
+      queue: 'prompts',
+      // Idempotent: a deployment leaves proposed by a conditional move, and an A/B run holds a lease.
+      processor: async (job) => {
+        const payload = promptJob.safeParse(job.data);
+        if (!payload.success) return { status: 'malformed' };
+        const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+        return { status: await services.promptLifecycle.run(payload.data.tenant_id, payload.data.deployment_id, lastAttempt) };
+      },
+    },
+    {
+      queue: 'prompts-lifecycle',
+      cron: '*/2 * * * * *',
+      // One pass at a time; every move in it is conditional on the state it read.
+      concurrency: 1,
+      processor: async () => services.promptLifecycle.pass(),
     },
     {
       queue: 'anomalies',

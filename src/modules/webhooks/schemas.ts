@@ -3,7 +3,7 @@ import { pageQuery } from '../../platform/cursor.js';
 import { isoDate, storableText } from '../../platform/schemas.js';
 
 /** Events a webhook can subscribe to. `ping` is only ever sent by POST /v1/webhooks/{id}/test. */
-export const WEBHOOK_EVENT_TYPES = ['failure.detected', 'anomaly.detected'] as const;
+export const WEBHOOK_EVENT_TYPES = ['failure.detected', 'anomaly.detected', 'prompt.deployment.changed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 const eventTypes = z
