@@ -81,6 +81,7 @@ import { ControlConfigService } from './modules/control/policies.js';
 import { ControlActionService, controlLoopDepth } from './modules/control/service.js';
 import { ControlSettler } from './modules/control/settle.js';
 import { controlSignalRepository } from './modules/control/signals-repo.js';
+import { ControlSignals } from './modules/control/signals.js';
 import { ChainPlanner, ControlTrigger, type ControlQueue } from './modules/control/trigger.js';
 import { buildPromptServices } from './modules/prompts/compose.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
@@ -152,6 +153,9 @@ export function buildServices(deps: ServiceDeps) {
   const pricing = new PricingService(pricingRepository(deps.sql), prices);
   const traceRepo = traceRepository(deps.ch);
   const controlActionRepo = controlActionRepository(deps.sql);
+  const controlSignalRepo = controlSignalRepository(deps.sql);
+  // The failures and evals modules hand the control loop its trigger signals in their own transactions.
+  const controlSignals = new ControlSignals(controlSignalRepo);
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), controlLoopDepth(controlActionRepo));
   const savedFilters = new SavedFilterService(savedFilterRepository(deps.sql), projects);
   const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
@@ -166,7 +170,7 @@ export function buildServices(deps: ServiceDeps) {
   const hnswIndexer = new HnswIndexer(searchIndexRepository(deps.ch), searchState, log);
   const evalScorer = new EvalScorer(traces, llmConnections, prices);
   const evalRules = new EvalRuleService(evalRuleRepo, projects, tenants, evalScorer);
-  const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue);
+  const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue, controlSignals);
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
@@ -175,7 +179,7 @@ export function buildServices(deps: ServiceDeps) {
   const webhooks = new WebhookService(webhookRepository(deps.sql), tenants, jobs, deps.config.webhooks, deps.config.secretKey, log);
   const failureRuleRepo = failureRuleRepository(deps.sql);
   const failureClusterRepo = clusterRepository(deps.sql);
-  const failureClusters = new ClusterRecorder(failureClusterRepo, webhooks);
+  const failureClusters = new ClusterRecorder(failureClusterRepo, webhooks, controlSignals);
   const failures = new FailureService(failureRuleRepo, failureClusterRepo, failureClusters, projects);
   const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
   const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
@@ -184,7 +188,7 @@ export function buildServices(deps: ServiceDeps) {
   };
   const controlConfig = new ControlConfigService(controlConfigRepository(deps.sql), projects, evalRules);
   const controlPlanner = new ChainPlanner(controlActionRepo, controlConfig, controlQueue);
-  const controlTrigger = new ControlTrigger(controlSignalRepository(deps.sql), controlConfig, controlPlanner);
+  const controlTrigger = new ControlTrigger(controlSignalRepo, controlConfig, evals, controlPlanner);
   const controlSettler = new ControlSettler(controlActionRepo, evals, evalRules, failures, controlConfig, controlPlanner, controlQueue);
   const controlExecutor = new ControlExecutor(controlActionRepo, controlConfig, traces, llmConnections, prices, evals);
   const controlActions = new ControlActionService(controlActionRepo, evals, traces, llmConnections, projects, controlQueue);

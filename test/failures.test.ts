@@ -268,7 +268,7 @@ describe('cluster listing', () => {
     const t = await createTenant(ctx.app);
     const seen: string[] = [];
     const sink: EventSink = { emit: async (_tenant, event) => (seen.push(String(event.data.reason)), randomUUID()) };
-    const recorder = new ClusterRecorder(clusterRepository(ctx.stores.sql), sink, 1_000);
+    const recorder = new ClusterRecorder(clusterRepository(ctx.stores.sql), sink, null, 1_000);
     const at = (ms: number) => ({ projectId: t.projectId, type: 'RemediationRegression', error: 'regressed', traceId: randomUUID(), at: new Date(Date.UTC(2026, 10, 20) + ms) });
     await recorder.record(t.tenantId, at(0));
     await recorder.record(t.tenantId, at(999));

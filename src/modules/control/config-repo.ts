@@ -81,6 +81,10 @@ export function controlConfigRepository(sql: Sql) {
     findPolicy: (tenantId: string, id: string) => find<PolicyRow>('policies', tenantId, id),
     listPolicies: (tenantId: string, after: string | null, limit: number) => list<PolicyRow>('policies', tenantId, after, limit),
     removePolicy: (tenantId: string, id: string) => remove('policies', tenantId, id),
+
+    async enabledPoliciesOf(tenantId: string): Promise<PolicyRow[]> {
+      return sql<PolicyRow[]>`select * from policies where tenant_id = ${tenantId} and enabled order by id`;
+    },
   };
 }
 

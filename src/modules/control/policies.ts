@@ -90,6 +90,11 @@ export class ControlConfigService {
     return row;
   }
 
+  /** The tenant's enabled policies (what a trigger signal is offered to). */
+  async enabledPoliciesOf(tenantId: string): Promise<PolicyRow[]> {
+    return this.repo.enabledPoliciesOf(tenantId);
+  }
+
   async routeRow(tenantId: string, id: string): Promise<RouteRow | undefined> {
     return this.repo.findRoute(tenantId, id);
   }

@@ -1,49 +1,40 @@
-import type { Sql } from '../../stores/pg.js';
+import type { Sql, TxSql } from '../../stores/pg.js';
 
-export interface TriggerMatch {
+export interface SignalRow {
+  id: string;
   tenant_id: string;
-  policy_id: string;
   project_id: string;
   trace_id: string;
+  failure_type: string | null;
+  cluster_signature: string | null;
+  eval_rule_id: string | null;
+  at: Date;
 }
 
-/**
- * What starts chains, read straight from the failure and evaluation tables: the control loop looks
- * at their state (which traces a cluster holds, which evaluations failed) in one set-based query
- * per pass instead of per-trace service calls, and only reads. A (policy, trace) pair that has a
- * chain is excluded by the anti-join, so the scan needs no watermark and a repeat adds nothing.
- *
- * A trace is taken once its fresh scoring is over (no eval candidate, no pending or running fresh
- * evaluation): a remediation is judged against those scores, so acting earlier would judge it
- * against nothing. A policy acts only on what happened after it was enabled (active_since): traces
- * stored since for failure triggers, evaluations completed since for eval triggers.
- */
+export type NewSignal = Omit<SignalRow, 'at'>;
+
+/** The control loop's own outbox of trigger signals (sql/018_control_signals.sql). */
 export function controlSignalRepository(sql: Sql) {
   return {
-    async matches(limit: number): Promise<TriggerMatch[]> {
-      return sql<TriggerMatch[]>`
-        with matched as (
-          select p.tenant_id, p.id as policy_id, p.project_id, ct.trace_id
-          from policies p
-          join failure_clusters c on c.tenant_id = p.tenant_id and c.project_id = p.project_id and c.updated_at >= p.active_since
-          join failure_cluster_traces ct on ct.cluster_id = c.id
-          join trace_registry r on r.tenant_id = p.tenant_id and r.trace_id = ct.trace_id and r.created_at >= p.active_since
-          where p.enabled
-            and ((c.type <> 'RemediationRegression' and (p.trigger->'failure_types') ? c.type) or c.signature = p.trigger->>'cluster_signature')
-          union
-          select p.tenant_id, p.id, p.project_id, e.trace_id
-          from policies p
-          join evaluations e on e.tenant_id = p.tenant_id and e.project_id = p.project_id
-            and e.rule_id = (p.trigger->>'eval_rule_id')::uuid and e.context = 'fresh'
-            and e.status = 'completed' and e.passed = false and e.completed_at >= p.active_since
-          where p.enabled and p.trigger ? 'eval_rule_id'
-        )
-        select m.* from matched m
-        where not exists (select 1 from control_actions a where a.policy_id = m.policy_id and a.trace_id = m.trace_id and a.parent_id is null)
-          and not exists (select 1 from eval_candidates ec where ec.tenant_id = m.tenant_id and ec.trace_id = m.trace_id)
-          and not exists (select 1 from evaluations f where f.tenant_id = m.tenant_id and f.trace_id = m.trace_id
-                          and f.context = 'fresh' and f.status in ('pending', 'running'))
-        limit ${limit}`;
+    async insert(tx: TxSql, signals: readonly NewSignal[]): Promise<void> {
+      if (signals.length === 0) return;
+      await tx`insert into control_signals ${tx(signals as NewSignal[])} on conflict do nothing`;
+    },
+
+    async ready(limit: number): Promise<SignalRow[]> {
+      return sql<SignalRow[]>`
+        select id, tenant_id, project_id, trace_id, failure_type, cluster_signature, eval_rule_id, at
+        from control_signals where ready_at <= now() order by ready_at, id limit ${limit}`;
+    },
+
+    async remove(ids: readonly string[]): Promise<void> {
+      if (ids.length > 0) await sql`delete from control_signals where id = any(${ids as string[]}::uuid[])`;
+    },
+
+    /** Signals whose trace is still being scored: looked at again in a few seconds. */
+    async defer(ids: readonly string[], seconds: number): Promise<void> {
+      if (ids.length === 0) return;
+      await sql`update control_signals set ready_at = now() + make_interval(secs => ${seconds}) where id = any(${ids as string[]}::uuid[])`;
     },
   };
 }

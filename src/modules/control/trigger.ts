@@ -4,9 +4,12 @@ import type { PolicyRow } from './config-repo.js';
 import { nextAction, nextFallback } from './gates.js';
 import type { ControlConfigService } from './policies.js';
 import type { ModelRef } from './schemas.js';
-import type { ControlSignalRepository } from './signals-repo.js';
+import type { EvalService } from '../evals/service.js';
+import type { ControlSignalRepository, SignalRow } from './signals-repo.js';
 
-const MATCHES_PER_PASS = 200;
+const SIGNALS_PER_PASS = 500;
+/** A signal whose trace is still being scored is looked at again this much later. */
+const UNSETTLED_RETRY_SECONDS = 2;
 
 export interface ControlQueue {
   enqueue(actionIds: readonly string[]): Promise<void>;
@@ -73,21 +76,46 @@ export class ChainPlanner {
   }
 }
 
-/** Starts a chain for every (enabled policy, trace) its trigger matches that has none yet (see ControlSignalRepository). */
+/**
+ * Starts a chain for every enabled policy a signal (ControlSignals) triggers on its trace, once the
+ * trace's scoring by eval rules is over (a remediation is judged against those scores). A policy
+ * acts only on what happened after it was enabled. The chain root is unique per (policy, trace), so
+ * a signal offered twice (a concurrent pass, a crash before its removal) starts nothing twice.
+ */
 export class ControlTrigger {
   constructor(
-    private readonly signals: ControlSignalRepository,
-    private readonly config: Pick<ControlConfigService, 'policyRow'>,
+    private readonly signals: Pick<ControlSignalRepository, 'ready' | 'remove' | 'defer'>,
+    private readonly config: Pick<ControlConfigService, 'enabledPoliciesOf'>,
+    private readonly evals: Pick<EvalService, 'scoringSettled'>,
     private readonly planner: Pick<ChainPlanner, 'next'>,
   ) {}
 
   async pass(): Promise<number> {
-    const matches = await this.signals.matches(MATCHES_PER_PASS);
+    const byTenant = new Map<string, SignalRow[]>();
+    for (const s of await this.signals.ready(SIGNALS_PER_PASS)) byTenant.set(s.tenant_id, [...(byTenant.get(s.tenant_id) ?? []), s]);
     let started = 0;
-    for (const m of matches) {
-      const policy = await this.config.policyRow(m.tenant_id, m.policy_id);
-      if (await this.planner.next(policy, m.trace_id, null)) started += 1;
+    for (const [tenantId, signals] of byTenant) {
+      const settled = new Set(await this.evals.scoringSettled(tenantId, [...new Set(signals.map((s) => s.trace_id))]));
+      const policies = await this.config.enabledPoliciesOf(tenantId);
+      const offered: string[] = [];
+      for (const signal of signals.filter((s) => settled.has(s.trace_id))) {
+        for (const policy of policies.filter((p) => triggers(p, signal))) {
+          if (await this.planner.next(policy, signal.trace_id, null)) started += 1;
+        }
+        offered.push(signal.id);
+      }
+      await this.signals.remove(offered);
+      await this.signals.defer(signals.filter((s) => !settled.has(s.trace_id)).map((s) => s.id), UNSETTLED_RETRY_SECONDS);
     }
     return started;
   }
+}
+
+/** Whether the policy's trigger fires on the signal: its failure types (RemediationRegression never), its cluster signature, or its eval rule. */
+function triggers(policy: PolicyRow, signal: SignalRow): boolean {
+  if (policy.project_id !== signal.project_id || signal.at < policy.active_since) return false;
+  const { failure_types: types, cluster_signature: signature, eval_rule_id: ruleId } = policy.trigger;
+  if (signal.eval_rule_id !== null) return ruleId === signal.eval_rule_id;
+  const byType = signal.failure_type !== 'RemediationRegression' && (types ?? []).includes(signal.failure_type ?? '');
+  return byType || (signature !== undefined && signature === signal.cluster_signature);
 }

@@ -164,15 +164,18 @@ export function evaluationRepository(sql: Sql) {
       await sql`update evaluations set status = 'pending' where id = ${id} and status = 'running'`;
     },
 
-    async finish(id: string, outcome: EvalOutcome): Promise<void> {
-      await sql`
+    /** True when this call finished it (it was still running). */
+    async finish(id: string, outcome: EvalOutcome, db: Sql | TxSql = sql): Promise<boolean> {
+      const rows = await db`
         update evaluations set
           status = ${outcome.error === null ? 'completed' : 'failed'},
           score = ${outcome.score}, passed = ${outcome.passed}, reasoning = ${outcome.reasoning}, error = ${outcome.error},
           judge_model = ${outcome.judge_model}, prompt_tokens = ${outcome.prompt_tokens},
           completion_tokens = ${outcome.completion_tokens}, cost = ${outcome.cost}, latency_ms = ${outcome.latency_ms},
           completed_at = now()
-        where id = ${id} and status = 'running'`;
+        where id = ${id} and status = 'running'
+        returning id`;
+      return rows.length > 0;
     },
 
     /**
@@ -184,6 +187,16 @@ export function evaluationRepository(sql: Sql) {
         select id, tenant_id from evaluations
         where (status = 'pending' and created_at < ${pendingBefore}) or (status = 'running' and started_at < ${runningBefore})
         order by created_at limit ${limit}`;
+    },
+
+    /** Of `traceIds`, those an eval rule may still score: waiting in the outbox, or a fresh evaluation pending or running. */
+    async scoringOpen(tenantId: string, traceIds: readonly string[]): Promise<Set<string>> {
+      const rows = await sql<{ trace_id: string }[]>`
+        select trace_id from eval_candidates where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])
+        union
+        select trace_id from evaluations
+        where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) and context = 'fresh' and status in ('pending', 'running')`;
+      return new Set(rows.map((r) => r.trace_id));
     },
 
     /** The completed fresh evaluations of a trace made by eval rules: what a remediation is re-scored against. */

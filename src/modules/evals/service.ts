@@ -18,6 +18,11 @@ import type { EvalScorer } from './scorer.js';
 const PENDING_GRACE_MS = 30_000;
 const RUNNING_GRACE_MS = 5 * 60_000;
 
+/** Told, in the transaction that finishes it, of a rule's fresh evaluation that did not pass (the control loop's triggers). */
+export interface EvaluationObserver {
+  freshEvaluationFailed(tx: TxSql, tenantId: string, evaluation: { projectId: string; traceId: string; ruleId: string }): Promise<void>;
+}
+
 export interface EvalQueue {
   enqueue(evalIds: readonly string[]): Promise<void>;
 }
@@ -32,6 +37,7 @@ export class EvalService {
     private readonly traces: Pick<TraceService, 'projectOf'>,
     private readonly tenants: Pick<TenantService, 'get'>,
     private readonly queue: EvalQueue,
+    private readonly observer: EvaluationObserver | null = null,
   ) {}
 
   /** POST /v1/eval: the evaluation is stored pending and counted, then queued. */
@@ -140,6 +146,16 @@ export class EvalService {
     return ids;
   }
 
+  /**
+   * Of `traceIds`, those whose scoring by eval rules is over (none waiting, none pending or
+   * running): a remediation is judged against those scores, so it should not start before.
+   */
+  async scoringSettled(tenantId: string, traceIds: readonly string[]): Promise<string[]> {
+    if (traceIds.length === 0) return [];
+    const open = await this.repo.scoringOpen(tenantId, traceIds);
+    return traceIds.filter((id) => !open.has(id));
+  }
+
   /** The evaluations a control action caused (its re-scores), oldest first. */
   async ofAction(tenantId: string, sourceActionId: string): Promise<Evaluation[]> {
     const page = await this.list(tenantId, { source_action_id: sourceActionId, limit: 1000 });
@@ -169,7 +185,12 @@ export class EvalService {
       const outcome = parsed.success
         ? await this.scorer.score(row.tenant_id, parsed.data, row.threshold, { traceId: row.trace_id, output: row.scored_output })
         : { ...failedOutcome, error: `invalid stored config: ${parsed.error.issues[0]?.message ?? 'unknown'}` };
-      await this.repo.finish(evalId, outcome);
+      await this.repo.begin(async (tx) => {
+        const finished = await this.repo.finish(evalId, outcome, tx);
+        if (finished && this.observer && row.rule_id && row.context === 'fresh' && outcome.error === null && outcome.passed === false) {
+          await this.observer.freshEvaluationFailed(tx, row.tenant_id, { projectId: row.project_id, traceId: row.trace_id, ruleId: row.rule_id });
+        }
+      });
       return 'scored';
     } catch (err) {
       if (lastAttempt) await this.repo.finish(evalId, { ...failedOutcome, error: `internal error: ${(err as Error).message}` }).catch(() => {});

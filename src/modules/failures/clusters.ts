@@ -55,10 +55,16 @@ function recurred(previousLastSeen: Date, grown: readonly TraceOccurrences[], qu
  * idempotent: each (cluster, trace) remembers how many matching spans it gave, and only growth
  * counts, so the same trace looked at again (an OTLP trace after every rollup) adds nothing twice.
  */
+/** Told, in the transaction that grows a cluster, which traces joined it (the control loop's triggers). */
+export interface ClusterJoinObserver {
+  tracesJoined(tx: TxSql, tenantId: string, join: { projectId: string; type: string; signature: string; traceIds: readonly string[] }): Promise<void>;
+}
+
 export class ClusterRecorder {
   constructor(
     private readonly repo: ClusterRepository,
     private readonly events: EventSink,
+    private readonly joins: ClusterJoinObserver | null = null,
     private readonly quietPeriodMs = DEFAULT_QUIET_PERIOD_MS,
   ) {}
 
@@ -87,6 +93,10 @@ export class ClusterRecorder {
       lastSeen: new Date(Math.max(...grown.map(([, t]) => t.lastMs))),
       notify: reason !== null,
     });
+    const joined = grown.filter(([id]) => !counted.has(id)).map(([id]) => id);
+    if (this.joins && joined.length > 0) {
+      await this.joins.tracesJoined(tx, tenantId, { projectId: updated.project_id, type: updated.type, signature: updated.signature, traceIds: joined });
+    }
     if (reason) {
       const { id, created_at: _created, last_notified_at: _notified, ...cluster } = toCluster(updated);
       await this.events.emit(tenantId, { type: 'failure.detected', project_id: updated.project_id, data: { cluster_id: id, ...cluster, reason } }, tx);

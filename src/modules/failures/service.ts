@@ -4,6 +4,8 @@ import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { ProjectService } from '../projects/service.js';
 import { toCluster, type ClusterRecorder, type FailureOccurrence } from './clusters.js';
+
+export type { ClusterJoinObserver } from './clusters.js';
 import type { ClusterRepository } from './clusters-repo.js';
 import type { FailureRuleRepository, FailureRuleRow, RuleSettings } from './repo.js';
 import type { CreateFailureRule, FailureCluster, FailureRule, ListClustersQuery, UpdateFailureRule } from './schemas.js';
