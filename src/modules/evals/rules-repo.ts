@@ -1,4 +1,5 @@
 import type { Sql, TxSql } from '../../stores/pg.js';
+import { traceOutbox, type TraceCandidate } from '../../stores/trace-outbox.js';
 
 /** The configuration an eval rule and each of its versions carry. */
 export interface RuleSettings {
@@ -30,13 +31,10 @@ export interface VersionRow extends RuleSettings {
   created_at: Date;
 }
 
-export interface Candidate {
-  tenant_id: string;
-  trace_id: string;
-  project_id: string;
-}
+export type Candidate = TraceCandidate;
 
 export function evalRuleRepository(sql: Sql) {
+  const outbox = traceOutbox('eval_candidates');
   const settingsOf = (db: Sql | TxSql, s: RuleSettings) => ({
     name: s.name,
     metric_name: s.metric_name,
@@ -119,20 +117,9 @@ export function evalRuleRepository(sql: Sql) {
       return db<RuleRow[]>`select * from eval_rules where enabled and tenant_id = any(${tenantIds as string[]}::uuid[]) order by id`;
     },
 
-    /** Ready candidates, locked for this transaction; concurrent drains skip each other's. */
-    async claimCandidates(tx: TxSql, limit: number): Promise<Candidate[]> {
-      return tx<Candidate[]>`
-        select tenant_id, trace_id, project_id from eval_candidates
-        where ready_at <= now() order by ready_at limit ${limit} for update skip locked`;
-    },
-
-    async dropCandidates(tx: TxSql, candidates: readonly Candidate[]): Promise<void> {
-      if (candidates.length === 0) return;
-      await tx`
-        delete from eval_candidates c
-        using unnest(${candidates.map((c) => c.tenant_id)}::uuid[], ${candidates.map((c) => c.trace_id)}::uuid[]) as t(tenant_id, trace_id)
-        where c.tenant_id = t.tenant_id and c.trace_id = t.trace_id`;
-    },
+    /** Ready candidates of the eval_candidates outbox, locked for this transaction (src/stores/trace-outbox.ts). */
+    claimCandidates: (tx: TxSql, limit: number) => outbox.claim(tx, limit),
+    dropCandidates: (tx: TxSql, candidates: readonly Candidate[]) => outbox.drop(tx, candidates),
 
     begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T> {
       return sql.begin(work) as Promise<T>;

@@ -1,4 +1,5 @@
 import type { Sql, TxSql } from '../../stores/pg.js';
+import { traceOutbox, type TraceCandidate } from '../../stores/trace-outbox.js';
 import type { RuleMatch } from './schemas.js';
 
 export interface RuleSettings {
@@ -15,14 +16,11 @@ export interface FailureRuleRow extends RuleSettings {
   updated_at: Date;
 }
 
-export interface Candidate {
-  tenant_id: string;
-  trace_id: string;
-  project_id: string;
-}
+export type Candidate = TraceCandidate;
 
 /** Failure rules and the outbox of stored traces they still have to look at (sql/009_failures.sql). */
 export function failureRuleRepository(sql: Sql) {
+  const outbox = traceOutbox('failure_candidates');
   const columns = (db: Sql | TxSql, s: RuleSettings) => ({
     name: s.name,
     project_id: s.project_id,
@@ -70,20 +68,9 @@ export function failureRuleRepository(sql: Sql) {
       return db<FailureRuleRow[]>`select * from failure_rules where enabled and tenant_id = any(${tenantIds as string[]}::uuid[]) order by id`;
     },
 
-    /** Ready candidates, locked for this transaction; concurrent drains skip each other's. */
-    async claimCandidates(tx: TxSql, limit: number): Promise<Candidate[]> {
-      return tx<Candidate[]>`
-        select tenant_id, trace_id, project_id from failure_candidates
-        where ready_at <= now() order by ready_at limit ${limit} for update skip locked`;
-    },
-
-    async dropCandidates(tx: TxSql, candidates: readonly Candidate[]): Promise<void> {
-      if (candidates.length === 0) return;
-      await tx`
-        delete from failure_candidates c
-        using unnest(${candidates.map((c) => c.tenant_id)}::uuid[], ${candidates.map((c) => c.trace_id)}::uuid[]) as t(tenant_id, trace_id)
-        where c.tenant_id = t.tenant_id and c.trace_id = t.trace_id`;
-    },
+    /** Ready candidates of the failure_candidates outbox, locked for this transaction (src/stores/trace-outbox.ts). */
+    claimCandidates: (tx: TxSql, limit: number) => outbox.claim(tx, limit),
+    dropCandidates: (tx: TxSql, candidates: readonly Candidate[]) => outbox.drop(tx, candidates),
 
     begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T> {
       return sql.begin(work) as Promise<T>;
