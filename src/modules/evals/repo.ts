@@ -32,33 +32,15 @@ export interface EvaluationRow {
   completed_at: Date | null;
 }
 
-export interface NewEvaluation {
-  id: string;
-  tenant_id: string;
-  project_id: string;
-  trace_id: string;
-  metric_name: string;
-  config: Record<string, unknown>;
-  threshold: number;
-  rule_id?: string | null;
-  eval_version_id?: string | null;
-  context?: 'fresh' | 'remediation';
-  source_action_id?: string | null;
-  original_evaluation_id?: string | null;
-  scored_output?: string | null;
-}
+/** What a new evaluation is created with; the rest (status, outcome, times) is the store's. */
+export type NewEvaluation = Pick<EvaluationRow, 'id' | 'tenant_id' | 'project_id' | 'trace_id' | 'metric_name' | 'config' | 'threshold'> &
+  Partial<Pick<EvaluationRow, 'rule_id' | 'eval_version_id' | 'context' | 'source_action_id' | 'original_evaluation_id' | 'scored_output'>>;
 
-export interface EvalOutcome {
-  score: number | null;
-  passed: boolean | null;
-  reasoning: string | null;
-  error: string | null;
-  judge_model: string | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost: number;
-  latency_ms: number | null;
-}
+/** What scoring produced: a score, or the error that ended it, and the judge's usage. */
+export type EvalOutcome = Pick<
+  EvaluationRow,
+  'score' | 'passed' | 'reasoning' | 'error' | 'judge_model' | 'prompt_tokens' | 'completion_tokens' | 'cost' | 'latency_ms'
+>;
 
 export interface WindowAggregate {
   count: number;

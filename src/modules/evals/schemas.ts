@@ -56,8 +56,9 @@ export const evaluation = z
   .describe('Evaluation');
 export type Evaluation = z.infer<typeof evaluation>;
 
-function checkWindow(query: { from?: string | undefined; to?: string | undefined }, ctx: z.RefinementCtx, prefix = ''): void {
-  if (query.from !== undefined && query.to !== undefined && Date.parse(query.from) > Date.parse(query.to)) {
+/** The compare query's two windows, each named by its own prefix (the lists use the trace list's checkBounds). */
+function checkWindow(query: { from: string; to: string }, ctx: z.RefinementCtx, prefix: string): void {
+  if (Date.parse(query.from) > Date.parse(query.to)) {
     ctx.addIssue({ code: 'custom', path: [`${prefix}to`], message: `must be >= ${prefix}from` });
   }
 }
@@ -75,7 +76,7 @@ export const listEvalsQuery = z
     from: instant.optional().describe('inclusive lower bound of created_at'),
     to: instant.optional().describe('inclusive upper bound of created_at; >= from'),
   })
-  .superRefine((q, ctx) => checkWindow(q, ctx));
+  .superRefine(checkBounds);
 export type ListEvalsQuery = z.infer<typeof listEvalsQuery>;
 
 export const evalList = z

@@ -102,7 +102,8 @@ export class EvalScorer {
   }
 }
 
-const EMPTY_OUTCOME: EvalOutcome = {
+/** No score and no usage: the base of an outcome that ends in an error. */
+export const EMPTY_OUTCOME: EvalOutcome = {
   score: null,
   passed: null,
   reasoning: null,

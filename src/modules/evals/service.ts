@@ -11,7 +11,7 @@ import { DEFAULT_THRESHOLD, evalConfig } from './config.js';
 import type { EvaluationRepository, EvaluationRow, NewEvaluation, WindowAggregate } from './repo.js';
 import type { EvalRuleService } from './rules.js';
 import type { CompareQuery, EvalComparison, EvalVersion, Evaluation, ItemScore, ListEvalsQuery, TriggerEval, WindowStats } from './schemas.js';
-import type { EvalScorer } from './scorer.js';
+import { EMPTY_OUTCOME, type EvalScorer } from './scorer.js';
 
 // A pending evaluation this old has lost its job; a running one this old has lost its worker
 // (a judge call is bounded by the provider time-out and retries, far below this).
@@ -84,8 +84,8 @@ export class EvalService {
 
   /** Counts `n` evaluations against the tenant's monthly quota, or refuses them all with a 402. */
   async reserveQuota(tenantId: string, n: number, tx?: TxSql): Promise<void> {
-    if (!(await this.tryReserve(tenantId, n, tx))) {
-      const { plan } = await this.tenants.get(tenantId);
+    const { plan } = await this.tenants.get(tenantId);
+    if (!(await this.repo.reserve(tenantId, n, PLANS[plan].evalsPerMonth, tx))) {
       const upgrade = PLAN_NAMES.find((p) => planRank(p) > planRank(plan) && exceeds(PLANS[p].evalsPerMonth, PLANS[plan].evalsPerMonth));
       throw new AppError(402, 'eval_quota_exceeded', `the monthly evaluation quota of ${PLANS[plan].evalsPerMonth} is spent`, upgrade ? { required_plan: upgrade } : {});
     }
@@ -184,7 +184,7 @@ export class EvalService {
       const parsed = evalConfig.safeParse(row.config);
       const outcome = parsed.success
         ? await this.scorer.score(row.tenant_id, parsed.data, row.threshold, { traceId: row.trace_id, output: row.scored_output })
-        : { ...failedOutcome, error: `invalid stored config: ${parsed.error.issues[0]?.message ?? 'unknown'}` };
+        : { ...EMPTY_OUTCOME, error: `invalid stored config: ${parsed.error.issues[0]?.message ?? 'unknown'}` };
       await this.repo.begin(async (tx) => {
         const finished = await this.repo.finish(evalId, outcome, tx);
         if (finished && this.observer && row.rule_id && row.context === 'fresh' && outcome.error === null && outcome.passed === false) {
@@ -193,7 +193,7 @@ export class EvalService {
       });
       return 'scored';
     } catch (err) {
-      if (lastAttempt) await this.repo.finish(evalId, { ...failedOutcome, error: `internal error: ${(err as Error).message}` }).catch(() => {});
+      if (lastAttempt) await this.repo.finish(evalId, { ...EMPTY_OUTCOME, error: `internal error: ${(err as Error).message}` }).catch(() => {});
       else await this.repo.release(evalId).catch(() => {});
       throw err;
     }
@@ -207,17 +207,6 @@ export class EvalService {
   }
 }
 
-const failedOutcome = {
-  score: null,
-  passed: null,
-  reasoning: null,
-  judge_model: null,
-  prompt_tokens: 0,
-  completion_tokens: 0,
-  cost: 0,
-  latency_ms: null,
-};
-
 function windowStats(w: WindowAggregate): WindowStats {
   return {
     avg_score: w.count === 0 ? null : w.avg_score,
@@ -230,33 +219,6 @@ const exceeds = (limit: number | null, than: number | null): boolean => limit ==
 
 
 
-export function toEvaluation(row: EvaluationRow): Evaluation {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    trace_id: row.trace_id,
-    project_id: row.project_id,
-    metric_name: row.metric_name,
-    config: row.config,
-    threshold: row.threshold,
-    status: row.status,
-    score: row.score,
-    passed: row.passed,
-    reasoning: row.reasoning,
-    error: row.error,
-    rule_id: row.rule_id,
-    eval_version_id: row.eval_version_id,
-    judge_model: row.judge_model,
-    prompt_tokens: row.prompt_tokens,
-    completion_tokens: row.completion_tokens,
-    cost: row.cost,
-    latency_ms: row.latency_ms,
-    context: row.context,
-    source_action_id: row.source_action_id,
-    original_evaluation_id: row.original_evaluation_id,
-    scored_output: row.scored_output,
-    created_at: row.created_at.toISOString(),
-    started_at: toIso(row.started_at),
-    completed_at: toIso(row.completed_at),
-  };
+export function toEvaluation({ attempts: _attempts, ...row }: EvaluationRow): Evaluation {
+  return { ...row, created_at: row.created_at.toISOString(), started_at: toIso(row.started_at), completed_at: toIso(row.completed_at) };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
 import { isoDate, storableJsonObject, storableText } from '../../platform/schemas.js';
+import { checkBounds } from '../traces/schemas.js';
 
 export const FEEDBACK_LABELS = ['good', 'bad', 'neutral'] as const;
 export type FeedbackLabel = (typeof FEEDBACK_LABELS)[number];
@@ -55,11 +56,7 @@ export const listFeedbackQuery = z
     from: instant.optional().describe('inclusive lower bound of created_at'),
     to: instant.optional().describe('inclusive upper bound of created_at; >= from'),
   })
-  .superRefine((q, ctx) => {
-    if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) > Date.parse(q.to)) {
-      ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be >= from' });
-    }
-  });
+  .superRefine(checkBounds);
 export type ListFeedbackQuery = z.infer<typeof listFeedbackQuery>;
 
 export const feedbackList = z
