@@ -149,13 +149,17 @@ function dispatcherFor(rules: AddressRules): Agent {
   return agent;
 }
 
-/** The body, refused (and the stream cancelled) as soon as it passes `maxBytes`. */
+/**
+ * The body, at most `maxBytes` of it: refused (the stream cancelled) as soon as it passes the
+ * bound, or with `truncate` cut there instead (a receiver's answer shown, never refused for its size).
+ */
 export async function readBounded(
   response: { status: number; headers: { get(name: string): string | null }; body: ReadableStream<Uint8Array> | null },
   maxBytes: number,
+  truncate = false,
 ): Promise<Buffer> {
   if (!response.body) return Buffer.alloc(0);
-  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+  if (!truncate && Number(response.headers.get('content-length') ?? 0) > maxBytes) {
     await response.body.cancel();
     throw new ResponseTooLargeError(maxBytes, response.status);
   }
@@ -167,8 +171,10 @@ export async function readBounded(
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel();
-      throw new ResponseTooLargeError(maxBytes, response.status);
+      await reader.cancel().catch(() => {});
+      if (!truncate) throw new ResponseTooLargeError(maxBytes, response.status);
+      chunks.push(value);
+      return Buffer.concat(chunks).subarray(0, maxBytes);
     }
     chunks.push(value);
   }
@@ -179,6 +185,8 @@ export type GuardedFetchInit = Omit<RequestInit, 'redirect'> & {
   /** Bounds the whole exchange, body included. */
   timeoutMs: number;
   maxBodyBytes: number;
+  /** `truncate`: keep the first maxBodyBytes of a longer body instead of refusing it (default `refuse`). */
+  oversizedBody?: 'refuse' | 'truncate';
   guard: GuardOptions;
 };
 
@@ -191,7 +199,7 @@ const NULL_BODY_STATUSES = new Set([204, 205, 304]);
  * and the body in size. The answer is a fully read Response.
  */
 export async function guardedFetch(url: string | URL, init: GuardedFetchInit): Promise<Response> {
-  const { timeoutMs, maxBodyBytes, guard, signal, ...rest } = init;
+  const { timeoutMs, maxBodyBytes, oversizedBody, guard, signal, ...rest } = init;
   await checkOutboundUrl(url, guard);
   const deadline = AbortSignal.timeout(timeoutMs);
   try {
@@ -202,7 +210,7 @@ export async function guardedFetch(url: string | URL, init: GuardedFetchInit): P
       redirect: 'manual',
       dispatcher: dispatcherFor(guard),
     });
-    const body = await readBounded(response, maxBodyBytes);
+    const body = await readBounded(response, maxBodyBytes, oversizedBody === 'truncate');
     const headers = new Headers(response.headers as unknown as Headers);
     // The body is already decoded and complete: these would describe the wire, not it.
     headers.delete('content-encoding');

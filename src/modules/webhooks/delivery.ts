@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { fetch as undiciFetch, type Agent } from 'undici';
-import { checkOutboundUrl, guardedDispatcher, unsafeCause, type GuardOptions } from '../../platform/ssrf.js';
+import { guardedFetch, UnsafeUrlError, type GuardOptions } from '../../platform/ssrf.js';
 import type { WebhookPayload } from './schemas.js';
 
 /** Longest one delivery may take, connection, request and response body included. */
@@ -22,25 +21,6 @@ export interface SendOutcome {
   durationMs: number;
 }
 
-/**
- * Reads at most `maxBytes` and drops the rest: a receiver's answer is shown truncated, never
- * refused for its size (guardedFetch refuses an oversized body, which would lose its beginning).
- */
-async function readPrefix(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Buffer> {
-  if (!body) return Buffer.alloc(0);
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  while (total < maxBytes) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(chunks);
-    chunks.push(value);
-    total += value.byteLength;
-  }
-  await reader.cancel().catch(() => {});
-  return Buffer.concat(chunks).subarray(0, maxBytes);
-}
-
 /** One line saying why there was no HTTP answer; undici puts the socket's error in `cause`. */
 function describeFailure(err: unknown, timeoutMs: number): string {
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
@@ -51,25 +31,20 @@ function describeFailure(err: unknown, timeoutMs: number): string {
 }
 
 /**
- * Signs and POSTs webhook payloads. The URL is checked before every send and again at connect
- * (the guard's Agent connects only to the address it checked, so no DNS rebinding); redirects are
- * returned, never followed, and the whole exchange is bounded in time and in bytes read.
+ * Signs and POSTs webhook payloads through the shared guard (guardedFetch): the URL is checked
+ * before every send and again at connect (no DNS rebinding), redirects are returned, never
+ * followed, and the exchange is bounded in time and in bytes read (the answer cut, not refused).
  */
 export class WebhookSender {
-  private readonly dispatcher: Agent;
-
   constructor(
     private readonly guard: GuardOptions,
     private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
-  ) {
-    this.dispatcher = guardedDispatcher(guard);
-  }
+  ) {}
 
   /** Throws UnsafeUrlError when the guard refuses the URL; any other failure is status 0 with an error. */
   async send(url: string, secret: string, payload: WebhookPayload, attempt: number): Promise<SendOutcome> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
-    await checkOutboundUrl(url, this.guard);
     const raw = JSON.stringify(payload);
     const headers = {
       'content-type': 'application/json',
@@ -80,19 +55,18 @@ export class WebhookSender {
       'x-service-delivery-attempt': String(attempt),
     };
     try {
-      const response = await undiciFetch(url, {
+      const response = await guardedFetch(url, {
         method: 'POST',
         headers,
         body: raw,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.timeoutMs),
-        dispatcher: this.dispatcher,
+        timeoutMs: this.timeoutMs,
+        maxBodyBytes: RESPONSE_PREFIX_BYTES,
+        oversizedBody: 'truncate',
+        guard: this.guard,
       });
-      const body = await readPrefix(response.body, RESPONSE_PREFIX_BYTES);
-      return { status: response.status, body: body.toString('utf8'), error: null, durationMs: elapsed() };
+      return { status: response.status, body: await response.text(), error: null, durationMs: elapsed() };
     } catch (err) {
-      const refused = unsafeCause(err);
-      if (refused) throw refused;
+      if (err instanceof UnsafeUrlError) throw err;
       return { status: 0, body: '', error: describeFailure(err, this.timeoutMs), durationMs: elapsed() };
     }
   }
