@@ -87,37 +87,6 @@ export class EvalRuleService {
   }
 }
 
-const settingsOf = (row: RuleSettings) => ({
-  name: row.name,
-  metric_name: row.metric_name,
-  project_id: row.project_id,
-  filter: row.filter,
-  sampling_rate: row.sampling_rate,
-  config: row.config,
-  threshold: row.threshold,
-  min_score_drop: row.min_score_drop,
-  enabled: row.enabled,
-});
+export const toRule = (row: RuleRow): EvalRule => ({ ...row, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() });
 
-export function toRule(row: RuleRow): EvalRule {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    ...settingsOf(row),
-    current_version_id: row.current_version_id,
-    version: row.version,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-function toVersion(row: VersionRow): EvalVersion {
-  return {
-    id: row.id,
-    tenant_id: row.tenant_id,
-    rule_id: row.rule_id,
-    version: row.version,
-    ...settingsOf(row),
-    created_at: row.created_at.toISOString(),
-  };
-}
+const toVersion = (row: VersionRow): EvalVersion => ({ ...row, created_at: row.created_at.toISOString() });
