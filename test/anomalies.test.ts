@@ -6,22 +6,12 @@ import { aSpan, aTrace } from './builders/traces.js';
 import { bearer, createTenant, sessionToken, type TestContext } from './helpers/app.js';
 import { getJson, ingestTraces, listAll } from './helpers/trace-api.js';
 import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
+import { seededRandom } from '../bench/lib/random.js';
 
-/** mulberry32: a seeded generator, so every run sees the same "random" series. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Noisy windows of a steady project: ~120 traces, p95 ~800 ms, 2% errors, cost and tokens per trace. */
 function steadySeries(seed: number, windows: number, traces = 120): WindowStats[] {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   return Array.from({ length: windows }, (_, i) => {
     const n = Math.max(1, Math.round(traces + gauss() * traces * 0.1));

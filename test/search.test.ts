@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cosine, seededRandom } from '../bench/lib/vectors.js';
+import { seededRandom } from '../bench/lib/random.js';
+import { cosine } from '../bench/lib/vectors.js';
 import { searchIndexRepository } from '../src/modules/search/index-repo.js';
 import { HnswIndexer } from '../src/modules/search/indexer.js';
 import { searchResults } from '../src/modules/search/schemas.js';

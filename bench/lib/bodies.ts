@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { traceInput, type TraceInput } from '../../src/modules/ingest/schemas.js';
+import { seededRandom } from './random.js';
 import {
   CUSTOMERS,
   ENVS,
@@ -25,22 +26,11 @@ export const TRACES_PER_REQUEST = 100;
 export const SPANS_PER_TRACE = SPAN_TYPES.length;
 const MARK = 'abcdefab-cdef-abcd'; // replaced per request by `<run>-<request hi>-<request lo>`
 
-/** A small deterministic PRNG (mulberry32), so the templates are the same in every run. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
 
 function template(seed: number, nowMs: number): string {
-  const rnd = prng(seed);
+  const rnd = seededRandom(seed);
   const int = (n: number) => Math.floor(rnd() * n);
   const text = () => {
     const length = TEXT_MIN + int(TEXT_SPREAD);

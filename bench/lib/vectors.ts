@@ -5,17 +5,7 @@
  * These are too: points around random cluster centres, spread mostly within a small subspace of
  * their cluster, plus a little noise in every dimension.
  */
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { seededRandom } from './random.js';
 
 /** Standard normal (Box–Muller). */
 export function gaussian(random: () => number): number {
