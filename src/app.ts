@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { registerAccessControl } from './platform/access.js';
 import { registerAuditTrail } from './platform/audit/hook.js';
+import { registerDeprecationHeaders } from './platform/deprecations.js';
 import { Authenticator } from './platform/auth.js';
 import { registerErrorHandling } from './platform/http-errors.js';
 import { newId } from './platform/ids.js';
@@ -67,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app);
   registerResponseDeadline(app, deps.config.responseDeadlineMs);
   registerJsonBodyParser(app);
+  registerDeprecationHeaders(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -17,6 +17,7 @@ import { feedbackRoutes } from './modules/feedback/routes.js';
 import { ciRoutes } from './modules/ci/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { dlqRoutes } from './modules/dlq/routes.js';
+import { deprecationRoutes } from './modules/deprecations/routes.js';
 import { savedFilterRoutes } from './modules/saved-filters/routes.js';
 import { evalRoutes } from './modules/evals/routes.js';
 import { evalRuleRoutes } from './modules/evals/rule-routes.js';
@@ -42,6 +43,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(ciRoutes);
   await app.register(billingRoutes);
   await app.register(dlqRoutes);
+  await app.register(deprecationRoutes);
   await app.register(savedFilterRoutes);
   await app.register(evalRoutes);
   await app.register(evalRuleRoutes);

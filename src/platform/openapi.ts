@@ -3,6 +3,7 @@ import type { RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ALL_ROLES, ANY_TOKEN, type AccessPolicy } from './access.js';
+import { deprecationsOf, type Deprecation } from './deprecations.js';
 import { errorBody } from './schemas.js';
 
 /**
@@ -173,6 +174,16 @@ function errorResponse(codes: readonly ErrorCode[], own: JsonSchema | undefined)
 
 const isErrorStatus = (status: string) => /^[45]\d\d$/.test(status);
 
+function markDeprecatedParameters(querystring: JsonSchema, deprecations: Deprecation[]): JsonSchema {
+  const properties = querystring.properties as Record<string, JsonSchema> | undefined;
+  if (!properties) return querystring;
+  const marked = { ...properties };
+  for (const d of deprecations) {
+    if (d.kind === 'parameter' && marked[d.parameter!]) marked[d.parameter!] = { ...marked[d.parameter!], deprecated: true };
+  }
+  return { ...querystring, properties: marked };
+}
+
 /**
  * The per-route transform of @fastify/swagger: zod schemas to JSON Schema first
  * (fastify-type-provider-zod), then the summary's companions: `x-access`, the error responses,
@@ -201,10 +212,13 @@ export const documentRoute: SwaggerTransform = (document) => {
   // An error status the route documents and the platform never answers keeps the route's schema as is.
   for (const [status, body] of Object.entries(own)) if (isErrorStatus(status) && !response[status]) response[status] = body;
 
+  const deprecations = [route.method].flat().flatMap((method) => deprecationsOf(method, route.url));
   return {
     url: transformed.url,
     schema: {
       ...schema,
+      ...(deprecations.some((d) => d.kind === 'endpoint') ? { deprecated: true } : {}),
+      ...(schema.querystring ? { querystring: markDeprecatedParameters(schema.querystring as JsonSchema, deprecations) } : {}),
       ...(policy.public ? { security: [] } : {}),
       'x-access': accessExtension(policy),
       response,
@@ -235,4 +249,17 @@ export const openApiOptions: SwaggerOptions = {
     security: [{ bearer: [] }],
   },
   transform: documentRoute,
+  transformObject: (document) => hoistDeprecatedParameters(('openapiObject' in document ? document.openapiObject : {}) as JsonSchema),
 };
+
+/** @fastify/swagger leaves `deprecated` on a parameter's schema; client generators read it on the parameter. */
+function hoistDeprecatedParameters(document: JsonSchema) {
+  for (const operations of Object.values((document.paths ?? {}) as Record<string, Record<string, JsonSchema>>)) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of (operation.parameters ?? []) as JsonSchema[]) {
+        if ((parameter.schema as JsonSchema | undefined)?.deprecated) parameter.deprecated = true;
+      }
+    }
+  }
+  return document;
+}

@@ -40,7 +40,7 @@ export function anomalyRepository(sql: Sql) {
           ${q.to ? sql`and window_start <= ${q.to}::timestamptz` : sql``}
           ${after ? sql`and (window_start, id) < (${after.windowStart}, ${after.id})` : sql``}
         order by window_start desc, id desc
-        limit ${q.limit + 1}`;
+        limit ${q.limit + 1} offset ${after ? 0 : (q.offset ?? 0)}`;
     },
 
     begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T> {

@@ -29,8 +29,16 @@ export const listAnomaliesQuery = z
     to: instant.optional().describe('inclusive upper bound of window_start; >= from'),
     project_id: z.guid().optional(),
     metric: z.enum(ANOMALY_METRICS).optional(),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .optional()
+      .describe('deprecated (see GET /v1/deprecations): rows to skip on a first page; continue with next_cursor'),
   })
-  .superRefine(checkBounds);
+  .superRefine(checkBounds)
+  .refine((q) => q.offset === undefined || q.cursor === undefined, { message: 'offset cannot be combined with cursor', path: ['offset'] });
 export type ListAnomaliesQuery = z.infer<typeof listAnomaliesQuery>;
 
 export const anomalyList = z

@@ -104,7 +104,9 @@ export class AnomalyService {
   }
 
   async list(tenantId: string, query: ListAnomaliesQuery) {
-    const fingerprint = filterFingerprint(query);
+    // The deprecated offset only places the first page; the cursors that follow do not depend on it.
+    const { offset: _offset, ...filters } = query;
+    const fingerprint = filterFingerprint(filters);
     const after = query.cursor ? decodeCursor(query.cursor, listCursor.extend({ f: z.literal(fingerprint) })) : null;
     const rows = await this.repo.list(tenantId, query, after ? { windowStart: new Date(after.w), id: after.i } : null);
     const page = toPage(rows, query.limit, (last) => ({ w: last.window_start.toISOString(), i: last.id, f: fingerprint }));
