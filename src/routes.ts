@@ -5,6 +5,7 @@ import { auditRoutes } from './modules/audit/routes.js';
 import { ingestRoutes } from './modules/ingest/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { meRoutes } from './modules/me/routes.js';
+import { memberRoutes } from './modules/members/routes.js';
 import { metricsRoutes } from './modules/metrics/routes.js';
 import { pricingRoutes } from './modules/pricing/routes.js';
 import { otlpRoutes } from './modules/otlp/routes.js';
@@ -52,6 +53,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(sessionRoutes);
   await app.register(otlpRoutes);
   await app.register(meRoutes);
+  await app.register(memberRoutes);
   await app.register(metricsRoutes);
   await app.register(pricingRoutes);
   await app.register(llmConnectionRoutes);

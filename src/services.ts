@@ -24,7 +24,8 @@ import { DatasetRunService } from './modules/datasets/runs.js';
 import { runRepository } from './modules/datasets/runs-repo.js';
 import { DatasetService } from './modules/datasets/service.js';
 import { AuditService } from './modules/audit/service.js';
-import { userRepository } from './modules/me/repo.js';
+import { memberRepository } from './modules/members/repo.js';
+import { MemberService } from './modules/members/service.js';
 import { MeService } from './modules/me/service.js';
 import { MetricsDirtyTracker } from './modules/metrics/dirty.js';
 import { metricsRepository } from './modules/metrics/repo.js';
@@ -106,7 +107,10 @@ export function buildServices(deps: ServiceDeps) {
   const projects = new ProjectService(projectRepo);
   const apiKeys = new ApiKeyService(apiKeyRepository(deps.sql), projects, deps.authenticator);
   const tenants = new TenantService(deps.sql, tenantRepository(deps.sql), projectRepo, apiKeys, deps.authenticator);
-  const me = new MeService(userRepository(deps.sql), tenants);
+  // The membership decides who a session signs in as; the authenticator asks it (platform/auth.ts).
+  const members = new MemberService(memberRepository(deps.sql), deps.authenticator);
+  deps.authenticator.useMembers(members);
+  const me = new MeService(members, tenants);
   const auditAnchors = createAuditAnchorService(deps.sql, deps.config);
   const audit = new AuditService(deps.sql, auditLogRepository(deps.sql), auditAnchors);
   const log = deps.log ?? { warn: () => {} };
@@ -198,7 +202,7 @@ export function buildServices(deps: ServiceDeps) {
     sql: deps.sql, jobs, projects, tenants, failures, traces, evals, evalRules, llmConnections, webhooks, log,
   });
   const ci = new CiService(ciRunRepository(deps.sql), datasetRuns);
-  return { prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -207,9 +207,11 @@ describe('routeErrorCodes', () => {
 
   it('answers a plan gate with 402, or the status the policy names', () => {
     const gated: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', plan: 'team' };
-    expect(routeErrorCodes(facts(gated)).get(402)).toEqual(['plan_upgrade_required']);
+    // Every route that takes sessions may also refuse a first sign-in when the plan's seats are taken.
+    expect(routeErrorCodes(facts(gated)).get(402)).toEqual(['plan_upgrade_required', 'seats_quota_exceeded']);
     const webhookTest = routeErrorCodes(facts({ ...gated, roles: WRITERS, planDeniedStatus: 403 }));
-    expect(webhookTest.get(402)).toBeUndefined();
+    expect(webhookTest.get(402)).toEqual(['seats_quota_exceeded']);
+    expect(routeErrorCodes(facts({ ...gated, tokens: ['apikey'] })).get(402)).toEqual(['plan_upgrade_required']);
     expect(webhookTest.get(403)).toEqual(['role_forbidden', 'plan_upgrade_required']);
   });
 
@@ -235,7 +237,7 @@ describe('routeErrorCodes', () => {
     expect(operation['x-access']).toEqual({ tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', plan: 'team', rate_bucket: 'default' });
     expect(codesOf(operation.responses['403'])).toEqual(['role_forbidden', 'scope_forbidden', 'plan_upgrade_required']);
     expect(codesOf(operation.responses['404'])).toEqual(['not_found']);
-    expect(operation.responses['402']).toBeUndefined();
+    expect(codesOf(operation.responses['402'])).toEqual(['seats_quota_exceeded']); // a session's first sign-in, not the plan gate
     await app.close();
   });
 });

@@ -5,7 +5,7 @@ import type { TestContext } from './helpers/app.js';
 import { MUTATING_METHODS, startAppWithRoutes, type RegisteredRoute } from './helpers/routes.js';
 
 /** The only routes reachable without a credential (DESIGN.md §3, §7; spec Authentication rule 1). */
-const PUBLIC_ALLOWLIST = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/audit/verify', '/v1/audit/public-key']);
+const PUBLIC_ALLOWLIST = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/audit/verify', '/v1/audit/public-key', '/v1/deprecations']);
 
 let ctx: TestContext;
 let routes: RegisteredRoute[];

@@ -4,7 +4,6 @@ import type { Config } from '../config.js';
 import type { Sql } from '../stores/pg.js';
 import { sha256 } from './crypto.js';
 import { AppError } from './errors.js';
-import { newId } from './ids.js';
 import { observeStoreCall } from './metrics.js';
 import type { PlanName } from './plans.js';
 import { storableText } from './schemas.js';
@@ -60,11 +59,27 @@ class TtlCache<V> {
 const sessionClaims = z.object({
   sub: storableText(z.string().min(1).max(255)),
   tenant_id: z.guid(),
+  /** Used only when the person is first seen without an invitation; afterwards the stored role wins. */
   role: z.enum(['owner', 'member', 'viewer']),
   email: storableText(z.string().max(320)).optional(),
+  // Some IdPs send it as a string; anything else means "not said".
+  email_verified: z.unknown().transform((v) => (v === true || v === 'true' ? true : v === false || v === 'false' ? false : undefined)).optional(),
   given_name: storableText(z.string().max(200)).optional(),
   family_name: storableText(z.string().max(200)).optional(),
 });
+export type SessionClaims = z.infer<typeof sessionClaims>;
+
+/** Who a verified session signs in as, from the tenant's membership (not from the token's role claim). */
+export interface SessionMember {
+  userId: string;
+  role: Role;
+  plan: PlanName;
+}
+
+/** The membership behind session tokens (the members module); refusals are AppErrors (401, 402). */
+export interface SessionMembers {
+  signIn(claims: SessionClaims): Promise<SessionMember>;
+}
 
 const unauthorized = (message: string) => new AppError(401, 'unauthorized', message);
 
@@ -82,6 +97,7 @@ export class Authenticator {
   private readonly sessionCache = new TtlCache<AuthContext>();
   private readonly lastUsedWritten = new TtlCache<true>();
   private readonly jwtKey: Uint8Array | JWTVerifyGetKey | undefined;
+  private members: SessionMembers | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -107,6 +123,19 @@ export class Authenticator {
   forgetTenant(tenantId: string): void {
     this.keyCache.deleteWhere((ctx) => ctx?.tenantId === tenantId);
     this.sessionCache.deleteWhere((ctx) => ctx.tenantId === tenantId);
+  }
+
+  /** Drops cached sessions of a user (role change, removal); other processes follow within the cache TTL. */
+  forgetUser(userId: string): void {
+    this.sessionCache.deleteWhere((ctx) => ctx.userId === userId);
+  }
+
+  /**
+   * The membership that session sign-ins go through. Bound by the composition root (services.ts):
+   * the members module's service itself needs this authenticator to forget changed sessions.
+   */
+  useMembers(members: SessionMembers): void {
+    this.members = members;
   }
 
   private async fromApiKey(token: string): Promise<AuthContext> {
@@ -168,37 +197,22 @@ export class Authenticator {
     }
     const claims = sessionClaims.safeParse(payload);
     if (!claims.success) throw unauthorized('session token lacks required claims');
+    if (!this.members) throw unauthorized('session tokens are not configured');
     const c = claims.data;
-    const rows = await observeStoreCall(
-      'postgres',
-      'auth.session_user',
-      () => this.sql<{ id: string; plan: PlanName }[]>`
-        with tenant as (select id, plan from tenants where id = ${c.tenant_id}),
-        upserted as (
-          insert into users (id, tenant_id, idp_subject, email, given_name, family_name, role)
-          select ${newId()}, tenant.id, ${c.sub}, ${c.email ?? null}, ${c.given_name ?? null}, ${c.family_name ?? null}, ${c.role}
-          from tenant
-          on conflict (tenant_id, idp_subject) do update set
-            email = excluded.email, given_name = excluded.given_name, family_name = excluded.family_name,
-            role = excluded.role, last_seen_at = now()
-          returning id
-        )
-        select upserted.id, tenant.plan from upserted, tenant`,
-    );
-    const row = rows[0];
-    if (!row) throw unauthorized('unknown tenant');
+    const member = await this.members.signIn(c);
     const ctx: AuthContext = {
       tenantId: c.tenant_id,
-      plan: row.plan,
+      plan: member.plan,
       tokenKind: 'session',
-      role: c.role,
-      userId: row.id,
+      role: member.role,
+      userId: member.userId,
       apiKeyId: null,
       scopes: [],
       defaultProjectId: null,
     };
-    // Never serve a cached session past the token's own expiry.
-    this.sessionCache.set(token, ctx, (payload.exp ?? 0) * 1000 - Date.now());
+    // At most 30 s (TtlCache caps every entry), as for API keys: a role change or removal reaches
+    // every replica within that bound. Never past the token's own expiry.
+    this.sessionCache.set(token, ctx, Math.min(CACHE_TTL_MS, (payload.exp ?? 0) * 1000 - Date.now()));
     return ctx;
   }
 }

@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   trace_quota_exceeded: { status: 402, meaning: "The tenant's monthly trace quota is spent; `required_plan` names a plan with more." },
   eval_quota_exceeded: { status: 402, meaning: "The tenant's monthly evaluation quota is spent (evaluations of POST /v1/eval, eval rules and dataset runs count)." },
   eval_rules_quota_exceeded: { status: 402, meaning: 'The plan allows no more eval rules (Starter: 3).' },
+  seats_quota_exceeded: { status: 402, meaning: "The plan's seats (active and invited members; Starter: 3) are all taken: an invitation, or a first sign-in without one, is refused; `required_plan` names a plan with more." },
   session_required: { status: 403, meaning: 'Dashboard-only: needs a session token; API keys are refused.' },
   role_forbidden: { status: 403, meaning: "The caller's role may not perform this operation." },
   scope_forbidden: { status: 403, meaning: "The API key's scopes do not allow this operation." },
@@ -40,6 +41,8 @@ export const ERROR_CODES = {
   'dlq.resolved': { status: 409, meaning: 'The DLQ entry was already retried or discarded.' },
   'dlq.not_retryable': { status: 409, meaning: 'The DLQ entry can no longer be retried (what it retries was deleted, or is running again); discard it.' },
   'error.project.cannot_archive_last': { status: 409, meaning: 'The last active project of a tenant cannot be archived.' },
+  'member.already_exists': { status: 409, meaning: 'A member or a pending invitation with this email (case-insensitive) already exists in the tenant.' },
+  'member.last_owner': { status: 409, meaning: 'The last active owner of a tenant cannot be demoted or removed; make another member owner first.' },
   payload_too_large: { status: 413, meaning: 'The body exceeds the size limit.' },
   unsupported_media_type: { status: 415, meaning: 'The Content-Type (or Content-Encoding) is not accepted.' },
   validation_error: { status: 422, meaning: 'A required field is missing (`details` names each).' },
@@ -115,6 +118,8 @@ export function routeErrorCodes(facts: RouteErrorFacts): Map<number, ErrorCode[]
     if (ALL_ROLES.some((role) => !policy.roles.includes(role))) add('role_forbidden');
     if (policy.scope !== 'read' && policy.tokens.includes('apikey')) add('scope_forbidden');
     if (policy.plan) add('plan_upgrade_required', policy.planDeniedStatus ?? ERROR_CODES.plan_upgrade_required.status);
+    // A session's first sign-in provisions its member, refused when the plan's seats are taken.
+    if (policy.tokens.includes('session')) add('seats_quota_exceeded');
     add('rate_limited');
     // Authentication reads Postgres (key lookup, user upsert): every guarded route may see a 503.
     add('service_unavailable');

@@ -15,7 +15,7 @@ export const billing = z
         traces: meter.describe('traces ingested this month'),
         evals: meter.describe('evaluations this month: POST /v1/eval, eval rules and dataset runs'),
         eval_rules: meter.describe('eval rules, enabled or not'),
-        seats: meter.describe('dashboard users who have signed in'),
+        seats: meter.describe('members, active and invited (removed ones do not count)'),
       })
       .describe('counters kept in Postgres: they survive restarts of every store'),
     limits: z
