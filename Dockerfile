@@ -6,8 +6,9 @@ COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+COPY web ./web
 # Build with the dev dependencies, then drop them so the runtime stage copies production ones only.
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm run web:build && npm prune --omit=dev
 
 FROM node:24-slim
 ENV NODE_ENV=production LOOPTRACE_DATA_DIR=/app/data PORT=8080
@@ -15,6 +16,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The web dashboard, served by the API at /.
+COPY --from=build /app/web/dist ./web/dist
 # Migration files are read at start-up (the server migrates, serialised by a Postgres advisory lock).
 COPY sql ./sql
 COPY clickhouse ./clickhouse

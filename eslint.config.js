@@ -5,7 +5,8 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // bench/.data/ holds generated benchmark inputs (gitignored), not source.
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/.data/'] },
+  // web/dist/ is the built dashboard; web/src/api/schema.d.ts is generated (npm run web:types).
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/.data/', 'web/dist/', 'web/src/api/schema.d.ts'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -24,17 +24,19 @@ fi
 
 bash scripts/services.sh
 npm run -s build
+bash scripts/web-build.sh # the dashboard at /, rebuilt only when web/ changed
 echo "migrations applied: $(node dist/cli.js migrate)"
 
 port="${PORT:-8080}"
 cat <<EOF_HELP
 
-Looptrace is starting on http://localhost:$port  (GET /healthz, /readyz, /metrics, /v1/openapi.json)
+Looptrace is starting on http://localhost:$port  (the dashboard; GET /healthz, /readyz, /metrics, /v1/openapi.json)
 In another terminal, from this directory:
   create a tenant (prints tenant_id, project_id and its first API key, shown once):
     npx looptrace tenants create --name Acme --plan pro      # or: node dist/cli.js tenants create ...
   list its projects:
     curl -H "Authorization: Bearer <api_key>" http://localhost:$port/v1/projects
+  the dashboard: open http://localhost:$port/ and pick that tenant and a role (development sign-in)
   a development session token for dashboard-only routes:
     npx looptrace sessions mint --tenant <tenant_id> --role owner
 EOF_HELP

@@ -28,6 +28,9 @@ const envSchema = z.object({
   AUTH_JWKS_URL: optionalString,
   AUTH_ISSUER: optionalString,
   AUTH_AUDIENCE: optionalString,
+  AUTH_OIDC_ISSUER: optionalString,
+  AUTH_OIDC_CLIENT_ID: optionalString,
+  AUTH_OIDC_SCOPES: z.string().trim().min(1).default('openid profile email'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
   RESPONSE_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
@@ -51,6 +54,7 @@ const envSchema = z.object({
   LOOPTRACE_PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: z.enum(['0', '1', 'true', 'false']).optional(),
   LOOPTRACE_WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(600_000).default(5_000),
+  LOOPTRACE_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).max(7 * 86_400_000).default(3_600_000),
 });
 
 const flag = (value: string | undefined): boolean => value === '1' || value === 'true';
@@ -77,7 +81,16 @@ export type Config = {
     jwksUrl: string | undefined;
     issuer: string | undefined;
     audience: string | undefined;
+    /** The dashboard's sign-in (OpenID Connect, authorization code + PKCE); undefined = not configured. */
+    oidc: { issuer: string; clientId: string; scopes: string } | undefined;
+    /**
+     * Whether POST /v1/auth/dev-session may mint HS256 development sessions: never in production,
+     * and only where such tokens are what the server verifies (a secret, no JWKS).
+     */
+    devSessions: boolean;
   };
+  /** NODE_ENV=production. */
+  production: boolean;
   logLevel: string;
   bodyLimitBytes: number;
   /** A request not answered by then gets 503 + Retry-After (a store that stopped answering); 0 = off. */
@@ -113,6 +126,8 @@ export type Config = {
    * local development); `retryBaseMs` is the first retry delay, doubling at each further one.
    */
   webhooks: { allowLoopback: boolean; retryBaseMs: number };
+  /** Data retention: how often the `retention` job sweeps expired traces (per-project retention_days). */
+  retention: { intervalMs: number };
 };
 
 /**
@@ -134,6 +149,13 @@ function decodeSecretKey(value: string): Buffer {
   const key = asHex ?? Buffer.from(value, 'base64url');
   if (key.length !== 32) throw new Error('LOOPTRACE_SECRET_KEY must be 32 bytes (64 hex chars or base64url)');
   return key;
+}
+
+function oidcSettings(issuer: string | undefined, clientId: string | undefined, scopes: string): Config['auth']['oidc'] {
+  if (!issuer && !clientId) return undefined;
+  if (!issuer || !clientId) throw new Error('AUTH_OIDC_ISSUER and AUTH_OIDC_CLIENT_ID are set together');
+  if (!URL.canParse(issuer)) throw new Error('AUTH_OIDC_ISSUER must be a URL');
+  return { issuer, clientId, scopes };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -165,7 +187,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     role: e.LOOPTRACE_ROLE,
     secretKey: decodeSecretKey(persistentSecret(dataDir, 'secret.key', e.LOOPTRACE_SECRET_KEY)),
-    auth: { jwtSecret, jwksUrl: e.AUTH_JWKS_URL, issuer: e.AUTH_ISSUER, audience: e.AUTH_AUDIENCE },
+    auth: {
+      jwtSecret,
+      jwksUrl: e.AUTH_JWKS_URL,
+      issuer: e.AUTH_ISSUER,
+      audience: e.AUTH_AUDIENCE,
+      oidc: oidcSettings(e.AUTH_OIDC_ISSUER, e.AUTH_OIDC_CLIENT_ID, e.AUTH_OIDC_SCOPES),
+      devSessions: !production && !e.AUTH_JWKS_URL && jwtSecret !== undefined,
+    },
+    production,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     responseDeadlineMs: e.RESPONSE_DEADLINE_MS,
@@ -188,5 +218,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRetries: e.LOOPTRACE_PROVIDER_MAX_RETRIES,
     },
     webhooks: { allowLoopback: flag(e.LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK), retryBaseMs: e.LOOPTRACE_WEBHOOK_RETRY_BASE_MS },
+    retention: { intervalMs: e.LOOPTRACE_RETENTION_INTERVAL_MS },
   };
 }

@@ -3,6 +3,7 @@ import type { AppDeps } from './app.js';
 import { apiKeyRoutes } from './modules/apikeys/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { ingestRoutes } from './modules/ingest/routes.js';
+import { authRoutes } from './modules/auth/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { meRoutes } from './modules/me/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
@@ -18,6 +19,7 @@ import { feedbackRoutes } from './modules/feedback/routes.js';
 import { ciRoutes } from './modules/ci/routes.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { dlqRoutes } from './modules/dlq/routes.js';
+import { complianceRoutes } from './modules/compliance/routes.js';
 import { deprecationRoutes } from './modules/deprecations/routes.js';
 import { savedFilterRoutes } from './modules/saved-filters/routes.js';
 import { evalRoutes } from './modules/evals/routes.js';
@@ -31,6 +33,8 @@ import { controlConfigRoutes } from './modules/control/policy-routes.js';
 import { controlRoutes } from './modules/control/routes.js';
 import { promptDeploymentRoutes } from './modules/prompts/deployment-routes.js';
 import { promptRoutes } from './modules/prompts/routes.js';
+import { privacyRoutes } from './modules/privacy/routes.js';
+import { webRoutes } from './modules/web/routes.js';
 
 /** Every module's routes, in one list so the route-policy test sees them all. */
 export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -45,6 +49,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(billingRoutes);
   await app.register(dlqRoutes);
   await app.register(deprecationRoutes);
+  await app.register(complianceRoutes);
   await app.register(savedFilterRoutes);
   await app.register(evalRoutes);
   await app.register(evalRuleRoutes);
@@ -65,4 +70,8 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(controlRoutes);
   await app.register(promptRoutes);
   await app.register(promptDeploymentRoutes);
+  await app.register(privacyRoutes);
+  await app.register(authRoutes);
+  // The dashboard's pages and files (web/dist) at /; unknown /v1/ paths stay JSON 404s.
+  await app.register(webRoutes(deps.config.auth));
 }

@@ -26,6 +26,7 @@ import { DatasetService } from './modules/datasets/service.js';
 import { AuditService } from './modules/audit/service.js';
 import { memberRepository } from './modules/members/repo.js';
 import { MemberService } from './modules/members/service.js';
+import { DashboardSignIn } from './modules/auth/service.js';
 import { MeService } from './modules/me/service.js';
 import { MetricsDirtyTracker } from './modules/metrics/dirty.js';
 import { metricsRepository } from './modules/metrics/repo.js';
@@ -85,6 +86,9 @@ import { controlSignalRepository } from './modules/control/signals-repo.js';
 import { ControlSignals } from './modules/control/signals.js';
 import { ChainPlanner, ControlTrigger, type ControlQueue } from './modules/control/trigger.js';
 import { buildPromptServices } from './modules/prompts/compose.js';
+import { buildRetentionService } from './modules/retention/compose.js';
+import { ComplianceService } from './modules/compliance/service.js';
+import { buildPrivacyServices } from './modules/privacy/compose.js';
 import { createAuditAnchorService } from './platform/audit/anchor.js';
 import { JobEnqueuer } from './jobs/enqueue.js';
 import type { Authenticator } from './platform/auth.js';
@@ -111,6 +115,7 @@ export function buildServices(deps: ServiceDeps) {
   const members = new MemberService(memberRepository(deps.sql), deps.authenticator);
   deps.authenticator.useMembers(members);
   const me = new MeService(members, tenants);
+  const dashboardSignIn = new DashboardSignIn(deps.config.auth, tenants);
   const auditAnchors = createAuditAnchorService(deps.sql, deps.config);
   const audit = new AuditService(deps.sql, auditLogRepository(deps.sql), auditAnchors);
   const log = deps.log ?? { warn: () => {} };
@@ -202,7 +207,15 @@ export function buildServices(deps: ServiceDeps) {
     sql: deps.sql, jobs, projects, tenants, failures, traces, evals, evalRules, llmConnections, webhooks, log,
   });
   const ci = new CiService(ciRunRepository(deps.sql), datasetRuns);
-  return { members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  const dataSubjectRequests = buildPrivacyServices({
+    sql: deps.sql, ch: deps.ch, jobs, secretKey: deps.config.secretKey, log,
+    modules: { registry: traceRegistry, evals, feedback, datasets, datasetRuns, failures, controlActions, controlSignals, promptDeployments },
+  });
+  const retention = buildRetentionService({
+    sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies,
+  });
+  const compliance = new ComplianceService(tenants, retention, { llmConnections, webhooks }, audit, dataSubjectRequests);
+  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

@@ -277,7 +277,7 @@ describe('GET /v1/traces response shape', () => {
     expect(Object.keys(listed)).toEqual([
       'id', 'project_id', 'error', 'tags', 'tag_map', 'started_at', 'ended_at', 'session_id', 'external_id', 'name',
       'input', 'output', 'model', 'latency_ms', 'cost', 'total_token_count', 'prompt_tokens_total',
-      'completion_tokens_total', 'metadata', 'span_count',
+      'completion_tokens_total', 'metadata', 'span_count', 'failure_types',
     ]);
     expect(listed).toMatchObject({
       id: trace.id,
@@ -299,6 +299,7 @@ describe('GET /v1/traces response shape', () => {
       completion_tokens_total: 3,
       metadata: { user: 'u1', nested: { a: 1 } },
       span_count: 1,
+      failure_types: ['timeout'],
     });
   });
 });
@@ -326,7 +327,7 @@ describe('GET /v1/traces/{id}', () => {
       [
         'id', 'created_at', 'tenant_id', 'trace_id', 'name', 'type', 'parent_span_id', 'input', 'output', 'model',
         'latency_ms', 'cost', 'error', 'prompt_tokens', 'completion_tokens', 'metadata', 'start_time', 'end_time',
-        'otel_trace_id', 'otel_span_id',
+        'otel_trace_id', 'otel_span_id', 'failure_type',
       ].sort(),
     );
     expect(root).toMatchObject({
@@ -343,6 +344,7 @@ describe('GET /v1/traces/{id}', () => {
       metadata: {},
       start_time: start,
       end_time: at(start, 900),
+      failure_type: null,
       otel_trace_id: '',
       otel_span_id: '',
       input: 'What is the capital of France?',

@@ -1,4 +1,4 @@
-import { SignJWT } from 'jose';
+import { mintDevSession } from '../platform/dev-sessions.js';
 import { parseOptions, required, UsageError, unknownSubcommand, uuidOption, wantsHelp } from './args.js';
 import type { CliCommand } from './context.js';
 
@@ -8,6 +8,8 @@ export const SESSIONS_USAGE = `usage:
       the dev secret the server keeps under LOOPTRACE_DATA_DIR, for dashboard-only routes:
         curl -H "Authorization: Bearer $(looptrace sessions mint --tenant ID)" localhost:8080/v1/apikeys
       Defaults: --role owner, --sub dev-<role>, --ttl 1h (units s, m, h, d, w).
+      --role is the token's claim: it counts only at the first sign-in of --sub in the tenant (and not
+      for an invited --email); afterwards the stored role wins (owners change it: PATCH /v1/members/ID).
       Refused when AUTH_JWKS_URL is set: sessions then come from your identity provider.`;
 
 const ROLES = ['owner', 'member', 'viewer'] as const;
@@ -26,9 +28,9 @@ export const sessionsCommand: CliCommand = async (args, ctx) => {
     SESSIONS_USAGE,
   );
   const tenantId = uuidOption(o.tenant, 'tenant', SESSIONS_USAGE);
-  const role = o.role ?? 'owner';
-  if (!(ROLES as readonly string[]).includes(role)) {
-    throw new UsageError(`--role must be one of ${ROLES.join('|')}, got "${role}"`, SESSIONS_USAGE);
+  const role = ROLES.find((r) => r === (o.role ?? 'owner'));
+  if (!role) {
+    throw new UsageError(`--role must be one of ${ROLES.join('|')}, got "${o.role}"`, SESSIONS_USAGE);
   }
   const ttl = o.ttl ?? '1h';
   if (!TTL.test(ttl)) throw new UsageError(`--ttl must look like 30m, 1h or 7d, got "${ttl}"`, SESSIONS_USAGE);
@@ -51,14 +53,8 @@ export const sessionsCommand: CliCommand = async (args, ctx) => {
   // A token for a tenant that does not exist would only fail later with a vaguer 401.
   await ctx.services.tenants.get(tenantId);
 
-  let jwt = new SignJWT({ tenant_id: tenantId, role, ...(o.email ? { email: o.email } : {}) })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setSubject(subject)
-    .setIssuedAt()
-    .setExpirationTime(ttl);
-  if (auth.issuer) jwt = jwt.setIssuer(auth.issuer);
-  if (auth.audience) jwt = jwt.setAudience(auth.audience);
   // The bare token, so that TOKEN=$(looptrace sessions mint ...) just works.
-  process.stdout.write((await jwt.sign(new TextEncoder().encode(auth.jwtSecret))) + '\n');
+  const token = await mintDevSession(auth, { tenantId, role, sub: subject, email: o.email }, ttl);
+  process.stdout.write(token + '\n');
   return 0;
 };

@@ -38,6 +38,11 @@ export const QUEUES = {
   'control-scan': { attempts: 1 },
   // Repeatable every 2 s: automatic prompt-deployment moves (proposals, autoship, monitoring, rollback).
   'prompts-lifecycle': { attempts: 1 },
+  // Per data-subject request (export or erasure); the request row counts attempts across jobs.
+  'data-subject-requests': { attempts: 5, backoff: { type: 'exponential', delay: 10_000 } },
+  // Repeatable every 30 s: re-queues data-subject requests whose job was lost or whose worker
+  // died, and deletes expired export files.
+  'data-subject-requests-reconcile': { attempts: 1 },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 export type QueueName = keyof typeof QUEUES;

@@ -6,7 +6,9 @@ import { controlJob } from '../modules/control/schemas.js';
 import { evalJob } from '../modules/evals/schemas.js';
 import { traceRollupJob } from '../modules/otlp/schemas.js';
 import { promptJob } from '../modules/prompts/schemas.js';
+import { requestJob } from '../modules/privacy/schemas.js';
 import { webhookDeliveryJob } from '../modules/webhooks/schemas.js';
+import type { Config } from '../config.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
 
@@ -21,12 +23,26 @@ interface Registration {
   processor: Processor;
   /** Repeatable schedule (cron, UTC), when the queue runs on a clock. */
   cron?: string;
+  /** Repeatable every this many ms (instead of a cron pattern), when the period is configurable. */
+  every?: number;
   /** Jobs one worker runs at once (default 4); jobs that mostly wait on a vendor want more. */
   concurrency?: number;
 }
 
-function registrations(services: Services, log: FastifyBaseLogger): Registration[] {
+function registrations(services: Services, log: FastifyBaseLogger, config: Config): Registration[] {
   return [
+    {
+      queue: 'retention',
+      every: config.retention.intervalMs,
+      // One sweep at a time (also across processes: RetentionService takes an advisory lock).
+      // Idempotent: each sweep removes whatever is expired then; a failed one is retried, then redone
+      // by the next.
+      concurrency: 1,
+      processor: async () => {
+        const result = await services.retention.sweep();
+        return { skipped: result.skipped, projects: result.projects.length, dropped: result.dropped };
+      },
+    },
     {
       queue: 'trace-rollup',
       // Idempotent: recomputes the trace row from the spans stored. A trace without spans (or a
@@ -192,6 +208,25 @@ function registrations(services: Services, log: FastifyBaseLogger): Registration
       concurrency: 1,
       processor: async () => services.hnswIndexer.pass(),
     },
+    {
+      queue: 'data-subject-requests',
+      // Idempotent: the request is claimed before it runs; an erasure remembers which traces it
+      // counted and erased, an export starts its file again (DataSubjectRequestService.process).
+      concurrency: 1,
+      processor: async (job) => {
+        const payload = requestJob.safeParse(job.data);
+        if (!payload.success) {
+          log.warn({ queue: 'data-subject-requests', job: job.id, issues: payload.error.issues }, 'malformed data-subject-requests job dropped');
+          return { status: 'malformed' };
+        }
+        return { status: await services.dataSubjectRequests.process(payload.data.request_id) };
+      },
+    },
+    {
+      queue: 'data-subject-requests-reconcile',
+      cron: '*/30 * * * * *',
+      processor: async () => services.dataSubjectRequests.reconcile(),
+    },
   ];
 }
 
@@ -218,21 +253,21 @@ export async function startWorkers(
   const opened: { close(): Promise<void> }[] = [];
   const schedules: Promise<void>[] = [];
   const warnOncePerMinute = throttledWarning(log, 60_000);
-  for (const reg of registrations(services, log)) {
+  for (const reg of registrations(services, log, stores.config)) {
     if (options.queues && !options.queues.includes(reg.queue)) continue;
     const worker = new Worker(reg.queue, reg.processor, { connection, prefix, concurrency: reg.concurrency ?? 4 });
     worker.on('failed', (job, err) => log.error({ queue: reg.queue, job: job?.id, err }, 'job failed'));
     // Connection errors while Redis is away: BullMQ reconnects by itself; unlistened, they would crash the process.
     worker.on('error', (err) => warnOncePerMinute(reg.queue, err));
     opened.push(worker);
-    if (reg.cron) {
+    if (reg.cron || reg.every) {
       const queue = new Queue(reg.queue, { connection, prefix, defaultJobOptions: jobOptions(reg.queue) });
       queue.on('error', (err) => warnOncePerMinute(reg.queue, err));
       // Not awaited: with Redis away at start-up the process still comes up and serves ingest and
       // reads; the schedule is upserted once Redis answers.
       schedules.push(
         queue
-          .upsertJobScheduler(`${reg.queue}-schedule`, { pattern: reg.cron, tz: 'UTC' })
+          .upsertJobScheduler(`${reg.queue}-schedule`, reg.every ? { every: reg.every } : { pattern: reg.cron!, tz: 'UTC' })
           .then(() => {}, (err: unknown) => log.warn({ queue: reg.queue, err }, 'repeatable job not scheduled')),
       );
       opened.push(queue);

@@ -30,3 +30,23 @@ export function randomBase62(length: number): string {
   }
   return out;
 }
+
+export interface SealedSecretsCheck {
+  count: number;
+  /** Secrets that open with the current LOOPTRACE_SECRET_KEY (authenticated decryption succeeds). */
+  opens_with_current_key: number;
+}
+
+/** Proves secrets are sealed with the key in use, without letting a plaintext out of this function. */
+export function checkSealedSecrets(key: Buffer, sealed: readonly string[]): SealedSecretsCheck {
+  let opens = 0;
+  for (const value of sealed) {
+    try {
+      decryptSecret(key, value);
+      opens += 1;
+    } catch {
+      // Not sealed with this key (rotated without re-sealing) or not a sealed value at all.
+    }
+  }
+  return { count: sealed.length, opens_with_current_key: opens };
+}

@@ -9,6 +9,8 @@ export interface RegisteredRoute {
   access: AccessPolicy | undefined;
   /** Left out of the OpenAPI document on purpose (`schema.hide`). */
   hidden: boolean;
+  /** Router constraints (the dashboard's page fallback matches page loads only). */
+  constraints: Record<string, unknown> | undefined;
   /** Top-level keys of a zod object body schema, for generators that aim at real fields. */
   bodyKeys: string[];
 }
@@ -31,6 +33,7 @@ export async function startAppWithRoutes(env: Record<string, string> = {}): Prom
           url: route.url,
           access: route.config?.access,
           hidden: Boolean(schema?.hide),
+          constraints: route.constraints,
           bodyKeys,
         });
       }

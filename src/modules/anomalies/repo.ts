@@ -43,6 +43,16 @@ export function anomalyRepository(sql: Sql) {
         limit ${q.limit + 1} offset ${after ? 0 : (q.offset ?? 0)}`;
     },
 
+    /** Retention: up to `limit` of the project's anomalies whose window started before `cutoff`; returns how many. */
+    async deleteBefore(tenantId: string, projectId: string, cutoff: Date, limit: number): Promise<number> {
+      const result = await sql`
+        delete from anomalies where id in (
+          select id from anomalies
+          where tenant_id = ${tenantId} and project_id = ${projectId} and window_start < ${cutoff}
+          limit ${limit})`;
+      return result.count;
+    },
+
     begin<T>(work: (tx: TxSql) => Promise<T>): Promise<T> {
       return sql.begin(work) as Promise<T>;
     },

@@ -103,6 +103,19 @@ export class AnomalyService {
     });
   }
 
+  /**
+   * Data retention (src/modules/retention): the project's anomalies of windows that started before
+   * `cutoff`, in batches of `batch`. The scan judges only recent windows, so none comes back.
+   */
+  async expireBefore(tenantId: string, projectId: string, cutoff: Date, batch: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const removed = await this.repo.deleteBefore(tenantId, projectId, cutoff, batch);
+      total += removed;
+      if (removed < batch) return total;
+    }
+  }
+
   async list(tenantId: string, query: ListAnomaliesQuery) {
     // The deprecated offset only places the first page; the cursors that follow do not depend on it.
     const { offset: _offset, ...filters } = query;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AuditAnchorRow, AuditAnchorService } from '../../platform/audit/anchor.js';
+import { checkAnchoredDays, type AnchorDayCheck } from '../../platform/audit/anchor-check.js';
 import { verifyChain, type AuditRow, type ChainVerification } from '../../platform/audit/chain.js';
 import { decodeCursor, toPage } from '../../platform/cursor.js';
 import type { Sql } from '../../stores/pg.js';
@@ -56,6 +57,11 @@ export class AuditService {
 
   async verifyAnchor(tenantId: string, date: string, expectedHeadHash?: string): Promise<AuditAnchorView> {
     return toAnchorView(date, await this.anchors.find(tenantId, date), expectedHeadHash);
+  }
+
+  /** Each ended UTC day since `from`, with its anchor's signature and chain head checked. */
+  anchoredDays(tenantId: string, from: Date, now: Date): Promise<AnchorDayCheck[]> {
+    return checkAnchoredDays(this.sql, this.anchors, tenantId, from, now);
   }
 
   async publicKey() {

@@ -168,6 +168,12 @@ export function controlActionRepository(sql: Sql) {
         where tenant_id = ${tenantId} and project_id = ${projectId} and escalation_reason = 'retry_threshold_exceeded' and created_at >= ${since}`;
       return row!.n;
     },
+
+    /** Data-subject erasure: every action on these traces (their inputs and outputs with them). */
+    async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const rows = await sql`delete from control_actions where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) returning id`;
+      return rows.length;
+    },
   };
 }
 

@@ -80,6 +80,14 @@ export class ControlActionService {
     return remediationDiff(action, span, paired, similarity);
   }
 
+  /**
+   * Data-subject erasure (src/modules/privacy): every control action on these traces, with the
+   * inputs and outputs it kept. Idempotent; a job still holding one finds it gone.
+   */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.eraseTraces(tenantId, traceIds);
+  }
+
   /** retry_cap_hit: distinct traces of the project escalated by the retry cap in the window. */
   async retryCapHits(tenantId: string, projectId: string, window: '7d' | '30d'): Promise<number> {
     await this.projects.get(tenantId, projectId);

@@ -36,6 +36,12 @@ export function controlSignalRepository(sql: Sql) {
       if (ids.length === 0) return;
       await sql`update control_signals set ready_at = now() + make_interval(secs => ${seconds}) where id = any(${ids as string[]}::uuid[])`;
     },
+
+    /** Data-subject erasure: signals about these traces. */
+    async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const rows = await sql`delete from control_signals where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) returning id`;
+      return rows.length;
+    },
   };
 }
 

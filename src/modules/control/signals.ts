@@ -10,7 +10,12 @@ import type { ControlSignalRepository } from './signals-repo.js';
  * a rule's fresh evaluation that did not pass. The control-scan job drains them (ControlTrigger).
  */
 export class ControlSignals implements ClusterJoinObserver, EvaluationObserver {
-  constructor(private readonly repo: Pick<ControlSignalRepository, 'insert'>) {}
+  constructor(private readonly repo: Pick<ControlSignalRepository, 'insert' | 'eraseTraces'>) {}
+
+  /** Data-subject erasure (src/modules/privacy): signals about these traces are dropped undelivered. Idempotent. */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.eraseTraces(tenantId, traceIds);
+  }
 
   async tracesJoined(tx: TxSql, tenantId: string, join: { projectId: string; type: string; signature: string; traceIds: readonly string[] }): Promise<void> {
     await this.repo.insert(

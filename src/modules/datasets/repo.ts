@@ -106,6 +106,24 @@ export function datasetRepository(sql: Sql) {
         delete from dataset_items where tenant_id = ${tenantId} and dataset_id = ${datasetId} and id = ${itemId} returning id`;
       return rows.length > 0;
     },
+
+    /** Data-subject requests: the items taken from these traces, in every dataset, in id order. */
+    async itemsOfTraces(tenantId: string, traceIds: readonly string[]): Promise<DatasetItemRow[]> {
+      return sql<DatasetItemRow[]>`
+        select * from dataset_items where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) order by id`;
+    },
+
+    async countItemsOfTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from dataset_items where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`;
+      return row!.n;
+    },
+
+    async eraseItemsOfTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const rows = await sql`
+        delete from dataset_items where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) returning id`;
+      return rows.length;
+    },
   };
 }
 

@@ -190,6 +190,34 @@ export function runRepository(sql: Sql) {
           for update skip locked)
         returning id, tenant_id, dispatch_count`;
     },
+
+    /**
+     * Data-subject erasure: the runs' copies of items taken from these traces, with their results
+     * (foreign key on delete cascade). Each run's counters lose what those items counted, so
+     * completed_count = item_count still says when an unfinished run is done. One statement: the
+     * results it tallies are read from the snapshot the deletes start from.
+     */
+    async eraseItemsOfTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const rows = await sql<{ items: number }[]>`
+        with gone as (
+          delete from eval_run_items i using eval_runs r
+          where r.id = i.run_id and r.tenant_id = ${tenantId} and i.trace_id = any(${traceIds as string[]}::uuid[])
+          returning i.run_id, i.item_id
+        ), tally as (
+          select g.run_id, count(*)::int as items, count(res.item_id)::int as scored,
+                 count(*) filter (where res.item_id is not null and res.error is null and res.passed)::int as passed,
+                 count(*) filter (where res.item_id is not null and res.error is null and res.passed is not true)::int as failed,
+                 count(*) filter (where res.error is not null)::int as errored
+          from gone g left join eval_run_results res on res.run_id = g.run_id and res.item_id = g.item_id
+          group by g.run_id
+        )
+        update eval_runs e set
+          item_count = e.item_count - t.items, completed_count = e.completed_count - t.scored,
+          pass_count = e.pass_count - t.passed, fail_count = e.fail_count - t.failed, error_count = e.error_count - t.errored
+        from tally t where e.id = t.run_id
+        returning t.items`;
+      return rows.reduce((sum, r) => sum + r.items, 0);
+    },
   };
 }
 

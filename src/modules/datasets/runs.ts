@@ -150,6 +150,14 @@ export class DatasetRunService {
     }
   }
 
+  /**
+   * Data-subject erasure (src/modules/privacy): the runs' copies of items taken from these traces
+   * and their results; run counters are adjusted to match. Idempotent.
+   */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.eraseItemsOfTraces(tenantId, traceIds);
+  }
+
   /** The `dataset-runs-reconcile` job: re-adds the jobs of unfinished runs nobody is working on. */
   async reconcile(): Promise<{ redispatched: number }> {
     const stale = await this.repo.redispatchStale(this.timing.redispatchAfterMs, REDISPATCH_BATCH);

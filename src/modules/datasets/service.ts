@@ -118,6 +118,21 @@ export class DatasetService {
     if (!(await this.repo.deleteItem(tenantId, datasetId, itemId))) throw notFound('dataset item');
   }
 
+  /** Data-subject requests (src/modules/privacy): the items taken from these traces, in every dataset. */
+  async itemsForTraces(tenantId: string, traceIds: readonly string[]): Promise<DatasetItem[]> {
+    if (traceIds.length === 0) return [];
+    return (await this.repo.itemsOfTraces(tenantId, traceIds)).map(toItem);
+  }
+
+  async countItemsForTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.countItemsOfTraces(tenantId, traceIds);
+  }
+
+  /** Data-subject erasure: the items taken from these traces (their labels and expected outputs). Idempotent. */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.eraseItemsOfTraces(tenantId, traceIds);
+  }
+
   /** The items in id order, at most the plan's export rows (docs/api-decisions.md, Datasets). */
   async export(tenantId: string, plan: PlanName, datasetId: string, format: DatasetExportFormat, label: LabelFilter): Promise<DatasetExport> {
     await this.get(tenantId, datasetId);

@@ -199,6 +199,28 @@ export function evaluationRepository(sql: Sql) {
           ${projectId ? sql`and project_id = ${projectId}` : sql``}`;
       return row!;
     },
+
+    /** Data-subject requests: every evaluation of these traces (fresh and remediation), oldest first. */
+    async ofTraces(tenantId: string, traceIds: readonly string[]): Promise<EvaluationRow[]> {
+      return sql<EvaluationRow[]>`
+        select * from evaluations where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])
+        order by created_at, id`;
+    },
+
+    async countOfTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from evaluations where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`;
+      return row!.n;
+    },
+
+    /** Data-subject erasure: the evaluations of these traces and their place in the eval-rules outbox. */
+    async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      return sql.begin(async (tx) => {
+        await tx`delete from eval_candidates where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`;
+        const rows = await tx`delete from evaluations where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) returning id`;
+        return rows.length;
+      });
+    },
   };
 }
 

@@ -156,6 +156,24 @@ export class EvalService {
     return traceIds.filter((id) => !open.has(id));
   }
 
+  /** Data-subject requests (src/modules/privacy): every evaluation of these traces, oldest first. */
+  async forTraces(tenantId: string, traceIds: readonly string[]): Promise<Evaluation[]> {
+    if (traceIds.length === 0) return [];
+    return (await this.repo.ofTraces(tenantId, traceIds)).map(toEvaluation);
+  }
+
+  async countForTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.countOfTraces(tenantId, traceIds);
+  }
+
+  /**
+   * Data-subject erasure: the evaluations of these traces (their scores and reasoning) and their
+   * eval-rules outbox rows. Idempotent; a job still holding one finds it gone and skips it.
+   */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.eraseTraces(tenantId, traceIds);
+  }
+
   /** The evaluations a control action caused (its re-scores), oldest first. */
   async ofAction(tenantId: string, sourceActionId: string): Promise<Evaluation[]> {
     const page = await this.list(tenantId, { source_action_id: sourceActionId, limit: 1000 });

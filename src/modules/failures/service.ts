@@ -85,6 +85,22 @@ export class FailureService {
     return toCluster(row);
   }
 
+  /**
+   * Data-subject erasure (src/modules/privacy): these traces leave every failure cluster and the
+   * detection outbox. Idempotent.
+   */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.clusters.eraseTraces(tenantId, traceIds);
+  }
+
+  /**
+   * Data retention (src/modules/retention): expired traces leave their clusters' memberships,
+   * examples and the detection outbox; the clusters and their counts stay. Idempotent.
+   */
+  async expireTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.clusters.expireTraces(tenantId, traceIds);
+  }
+
   /** See ClusterRecorder.record: a failure of any type from another pipeline, clustered and notified like detected ones. */
   async record(tenantId: string, occurrence: FailureOccurrence): Promise<FailureCluster> {
     return this.recorder.record(tenantId, occurrence);

@@ -60,6 +60,23 @@ export function feedbackRepository(sql: Sql) {
         order by created_at desc, id desc
         limit ${limit}`;
     },
+
+    /** Data-subject requests: the feedback on these traces, oldest first. */
+    async ofTraces(tenantId: string, traceIds: readonly string[]): Promise<FeedbackRow[]> {
+      return sql<FeedbackRow[]>`
+        select * from feedback where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) order by created_at, id`;
+    },
+
+    async countOfTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`
+        select count(*)::int as n from feedback where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`;
+      return row!.n;
+    },
+
+    async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const rows = await sql`delete from feedback where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[]) returning id`;
+      return rows.length;
+    },
   };
 }
 

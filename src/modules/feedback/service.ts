@@ -71,6 +71,21 @@ export class FeedbackService {
     return toFeedback(row);
   }
 
+  /** Data-subject requests (src/modules/privacy): the feedback on these traces, oldest first. */
+  async forTraces(tenantId: string, traceIds: readonly string[]): Promise<Feedback[]> {
+    if (traceIds.length === 0) return [];
+    return (await this.repo.ofTraces(tenantId, traceIds)).map(toFeedback);
+  }
+
+  async countForTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.countOfTraces(tenantId, traceIds);
+  }
+
+  /** Data-subject erasure: the feedback on these traces (scores, comments, metadata). Idempotent. */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.eraseTraces(tenantId, traceIds);
+  }
+
   /** GET /v1/feedback: newest first (created_at desc, id desc), keyset-paginated. */
   async list(tenantId: string, query: ListFeedbackQuery) {
     const filter = filterOf(query);

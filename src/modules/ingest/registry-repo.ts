@@ -238,6 +238,16 @@ export function registryRepository(sql: Sql) {
         limit ${limit}`);
     },
 
+    /**
+     * Data-subject erasure: the registry rows of these traces go (the monthly usage they counted
+     * stays: the quota was used). Without its row a trace is unknown to every reader.
+     */
+    async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      if (traceIds.length === 0) return 0;
+      const rows = await sql`delete from trace_registry where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[]) returning trace_id`;
+      return rows.length;
+    },
+
     /** A starting process: registered live, and every earlier process of its instance retired. */
     async registerWriter(id: string, instance: string): Promise<void> {
       await sql.begin(async (tx) => {
@@ -256,6 +266,30 @@ export function registryRepository(sql: Sql) {
         delete from ingest_writers w
         where w.retired_at < now() - make_interval(secs => ${olderThanMs / 1000})
           and not exists (select 1 from trace_registry r where r.writer = w.id and r.state = 'pending')`;
+    },
+
+    /**
+     * Retention: up to `limit` committed traces of the project that started before `cutoff`. A
+     * pending one is left to its write's settlement and expires at a later sweep.
+     */
+    async expired(tenantId: string, projectId: string, cutoff: Date, limit: number): Promise<string[]> {
+      const rows = await observeStoreCall('postgres', 'ingest.retention_expired', () => sql<{ trace_id: string }[]>`
+        select trace_id from trace_registry
+        where tenant_id = ${tenantId} and project_id = ${projectId} and started_at < ${cutoff} and state = 'committed'
+        order by started_at
+        limit ${limit}`);
+      return rows.map((r) => r.trace_id);
+    },
+
+    /** The earliest start among each project's registered traces; absent from the map: none. */
+    async oldest(tenantId: string, projectIds: readonly string[]): Promise<Map<string, Date>> {
+      if (projectIds.length === 0) return new Map();
+      // One index probe per project (trace_registry_project_started), not a scan of the tenant's traces.
+      const rows = await sql<{ project_id: string; oldest: Date | null }[]>`
+        select p.id as project_id,
+               (select min(r.started_at) from trace_registry r where r.tenant_id = ${tenantId} and r.project_id = p.id) as oldest
+        from unnest(${uuids(projectIds)}::uuid[]) as p(id)`;
+      return new Map(rows.flatMap((r) => (r.oldest ? [[r.project_id, r.oldest] as const] : [])));
     },
   };
 }

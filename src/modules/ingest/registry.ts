@@ -178,9 +178,24 @@ export class TraceRegistry {
     return this.repo.owedRollups(olderThanMs, limit);
   }
 
+  /** Data-subject erasure (src/modules/privacy): forgets these traces. Idempotent. */
+  eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return this.repo.eraseTraces(tenantId, traceIds);
+  }
+
   /** Retired writers with nothing left pending are forgotten after a day. */
   forgetRetiredWriters(): Promise<void> {
     return this.repo.forgetRetiredWriters(86_400_000);
+  }
+
+  /** Retention: up to `limit` stored traces of the project that started before `cutoff`. */
+  expiredTraces(tenantId: string, projectId: string, cutoff: Date, limit: number): Promise<string[]> {
+    return this.repo.expired(tenantId, projectId, cutoff, limit);
+  }
+
+  /** The earliest start among each project's stored traces (projects without traces are absent). */
+  oldestTraces(tenantId: string, projectIds: readonly string[]): Promise<Map<string, Date>> {
+    return this.repo.oldest(tenantId, projectIds);
   }
 
   /** Settles abandoned reservations against what ClickHouse holds; returns the trace ids of each outcome. */

@@ -33,6 +33,12 @@ export function llmConnectionRepository(sql: Sql) {
       return row;
     },
 
+    async sealedKeys(tenantId: string): Promise<string[]> {
+      const rows = await sql<{ api_key_ciphertext: string }[]>`
+        select api_key_ciphertext from llm_connections where tenant_id = ${tenantId}`;
+      return rows.map((r) => r.api_key_ciphertext);
+    },
+
     async list(tenantId: string, afterId: string | null, limit: number): Promise<LlmConnectionRow[]> {
       return sql<LlmConnectionRow[]>`
         select * from llm_connections

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config.js';
 import { decodeCursor, toPage } from '../../platform/cursor.js';
-import { decryptSecret, encryptSecret } from '../../platform/crypto.js';
+import { checkSealedSecrets, decryptSecret, encryptSecret, type SealedSecretsCheck } from '../../platform/crypto.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkOutboundUrl, UnsafeUrlError } from '../../platform/ssrf.js';
@@ -71,6 +71,11 @@ export class LlmConnectionService {
     const row = await this.repo.find(tenantId, id);
     if (!row) throw notFound('llm connection');
     return toLlmConnection(row);
+  }
+
+  /** For the compliance report: the tenant's stored API keys, and whether each opens with the current key. */
+  async sealedSecrets(tenantId: string): Promise<SealedSecretsCheck> {
+    return checkSealedSecrets(this.secretKey, await this.repo.sealedKeys(tenantId));
   }
 
   async remove(tenantId: string, id: string): Promise<void> {

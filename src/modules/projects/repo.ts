@@ -6,6 +6,8 @@ export interface ProjectRow {
   name: string;
   archived_at: Date | null;
   prompt_autoship_enabled: boolean;
+  /** Days a trace is kept after it started; null keeps traces forever. */
+  retention_days: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -42,12 +44,15 @@ export function projectRepository(sql: Sql) {
     async update(
       tenantId: string,
       id: string,
-      patch: { name?: string; prompt_autoship_enabled?: boolean },
+      patch: { name?: string; prompt_autoship_enabled?: boolean; retention_days?: number | null },
     ): Promise<ProjectRow | undefined> {
+      // retention_days may be set to null (keep forever), so "absent" is a separate flag.
+      const retention = patch.retention_days !== undefined;
       const [row] = await sql<ProjectRow[]>`
         update projects set
           name = coalesce(${patch.name ?? null}, name),
           prompt_autoship_enabled = coalesce(${patch.prompt_autoship_enabled ?? null}, prompt_autoship_enabled),
+          retention_days = case when ${retention}::boolean then ${patch.retention_days ?? null}::integer else retention_days end,
           updated_at = now()
         where tenant_id = ${tenantId} and id = ${id}
         returning *`;
@@ -80,6 +85,17 @@ export function projectRepository(sql: Sql) {
         where tenant_id = ${tenantId} and id = ${id}
         returning *`;
       return row;
+    },
+
+    /** Every project of every tenant that has a retention period (the retention sweep). */
+    async withRetention(): Promise<{ tenant_id: string; id: string; retention_days: number }[]> {
+      return sql<{ tenant_id: string; id: string; retention_days: number }[]>`
+        select tenant_id, id, retention_days from projects where retention_days is not null order by tenant_id, id`;
+    },
+
+    /** Every project of the tenant, archived ones too, by id (the retention status). */
+    async all(tenantId: string): Promise<ProjectRow[]> {
+      return sql<ProjectRow[]>`select * from projects where tenant_id = ${tenantId} order by id`;
     },
 
     async firstActive(tenantId: string, db: Sql | TxSql = sql): Promise<ProjectRow | undefined> {

@@ -34,17 +34,19 @@ export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.patch('/v1/projects/:id', {
-    config: { access: write('project.update'), errors: ['not_found'] },
+    config: { access: write('project.update'), errors: ['not_found', 'role_forbidden'] },
     schema: {
       tags: ['projects'],
-      summary: "Rename a project or change its prompt auto-ship setting",
+      summary: 'Rename a project, change its prompt auto-ship setting or (owner only) its retention period',
       params: idParams,
       body: updateProjectBody,
       response: { 200: project },
     },
     handler: async (request) => {
+      // The body names every field changed, retention_days (null included) among them.
       request.auditResource = { type: 'project', id: request.params.id, details: request.body };
-      return projects.update(requireAuth(request).tenantId, request.params.id, request.body);
+      const auth = requireAuth(request);
+      return projects.update(auth.tenantId, request.params.id, request.body, auth.role);
     },
   });
 

@@ -10,6 +10,11 @@ export const project = z
     status: z.enum(['active', 'archived']),
     archived_at: isoDate.nullable(),
     prompt_autoship_enabled: z.boolean(),
+    retention_days: z
+      .number()
+      .int()
+      .nullable()
+      .describe('traces that started more than this many days ago are removed, with what was derived from them; null keeps them forever'),
     created_at: isoDate,
     updated_at: isoDate,
   })
@@ -19,8 +24,18 @@ export type Project = z.infer<typeof project>;
 const projectName = storableText(z.string().trim().min(1).max(200));
 
 export const createProjectBody = z.object({ name: projectName }).strict();
+/** 1 day to 10 years; null: keep forever. */
+export const retentionDays = z.number().int().min(1).max(3650);
+
 export const updateProjectBody = z
-  .object({ name: projectName.optional(), prompt_autoship_enabled: z.boolean().optional() })
+  .object({
+    name: projectName.optional(),
+    prompt_autoship_enabled: z.boolean().optional(),
+    retention_days: retentionDays
+      .nullable()
+      .optional()
+      .describe('days to keep traces after they start (1 to 3650), or null to keep them forever; owner only: shortening it removes data'),
+  })
   .strict();
 export type UpdateProject = z.infer<typeof updateProjectBody>;
 

@@ -1,4 +1,5 @@
 import { decodeCursor, toPage } from '../../platform/cursor.js';
+import type { Role } from '../../platform/auth.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/schemas.js';
@@ -14,6 +15,7 @@ export function toProject(row: ProjectRow): Project {
     status: row.archived_at ? 'archived' : 'active',
     archived_at: toIso(row.archived_at),
     prompt_autoship_enabled: row.prompt_autoship_enabled,
+    retention_days: row.retention_days,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -47,7 +49,14 @@ export class ProjectService {
     return { projects: page.items.map(toProject), has_more: page.has_more, next_cursor: page.next_cursor };
   }
 
-  async update(tenantId: string, id: string, patch: UpdateProject): Promise<Project> {
+  /**
+   * `role` is the caller's: changing retention_days needs an owner, because a shorter period
+   * destroys data at the next sweep (a member may still rename the project).
+   */
+  async update(tenantId: string, id: string, patch: UpdateProject, role: Role): Promise<Project> {
+    if (patch.retention_days !== undefined && role !== 'owner') {
+      throw new AppError(403, 'role_forbidden', `the ${role} role may not change retention_days: only an owner may`);
+    }
     const row = await this.repo.update(tenantId, id, patch);
     if (!row) throw notFound('project');
     return toProject(row);
@@ -66,6 +75,17 @@ export class ProjectService {
     const row = await this.repo.unarchive(tenantId, id);
     if (!row) throw notFound('project');
     return toProject(row);
+  }
+
+  /** Every project of every tenant with a retention period (the retention sweep). */
+  async withRetention(): Promise<{ tenantId: string; projectId: string; retentionDays: number }[]> {
+    const rows = await this.repo.withRetention();
+    return rows.map((r) => ({ tenantId: r.tenant_id, projectId: r.id, retentionDays: r.retention_days }));
+  }
+
+  /** Every project of the tenant, archived ones included, by id. */
+  async all(tenantId: string): Promise<Project[]> {
+    return (await this.repo.all(tenantId)).map(toProject);
   }
 
   /**

@@ -97,6 +97,14 @@ export class PromptDeploymentService {
     return row;
   }
 
+  /**
+   * Data-subject erasure (src/modules/privacy): the monitor forgets these traces (it kept their
+   * ids only). Idempotent.
+   */
+  async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    return traceIds.length === 0 ? 0 : this.repo.forgetTraces(tenantId, traceIds);
+  }
+
   async list(tenantId: string, query: ListDeploymentsQuery) {
     const fingerprint = filterFingerprint(query);
     const after = query.cursor ? decodeCursor(query.cursor, listCursor.extend({ f: z.literal(fingerprint) })) : null;

@@ -143,6 +143,15 @@ export function deploymentRepository(sql: Sql) {
       if (seen.length === 0) return;
       await sql`insert into prompt_deployment_traces ${sql(seen.map((s) => ({ ...s, deployment_id: deploymentId })))} on conflict do nothing`;
     },
+
+    /** Data-subject erasure: the monitor's memory of these traces, in every deployment of the tenant. */
+    async forgetTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+      const rows = await sql`
+        delete from prompt_deployment_traces t using prompt_deployments d
+        where d.id = t.deployment_id and d.tenant_id = ${tenantId} and t.trace_id = any(${traceIds as string[]}::uuid[])
+        returning t.trace_id`;
+      return rows.length;
+    },
   };
 }
 

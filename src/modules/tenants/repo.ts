@@ -18,6 +18,12 @@ export function tenantRepository(sql: Sql) {
       const [row] = await sql<TenantRow[]>`select * from tenants where id = ${id}`;
       return row;
     },
+    /** Newest first (UUIDv7 ids are time-ordered), after the keyset position `beforeId`; `limit` + 1 rows. */
+    async listNewest(limit: number, beforeId: string | undefined): Promise<TenantRow[]> {
+      return sql<TenantRow[]>`
+        select * from tenants ${beforeId ? sql`where id < ${beforeId}` : sql``}
+        order by id desc limit ${limit + 1}`;
+    },
     async setPlan(id: string, plan: PlanName): Promise<TenantRow | undefined> {
       const [row] = await sql<TenantRow[]>`
         update tenants set plan = ${plan}, updated_at = now() where id = ${id} returning *`;

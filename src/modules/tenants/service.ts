@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { Authenticator } from '../../platform/auth.js';
+import { decodeCursor, toPage } from '../../platform/cursor.js';
 import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { PlanName } from '../../platform/plans.js';
@@ -36,6 +38,13 @@ export class TenantService {
     const tenant = await this.repo.find(id);
     if (!tenant) throw notFound('tenant');
     return tenant;
+  }
+
+  /** Every tenant, newest first: the development sign-in's picker (never reachable in production). */
+  async list(limit: number, cursor: string | undefined) {
+    const before = cursor ? decodeCursor(cursor, z.object({ id: z.guid() })).id : undefined;
+    const page = toPage(await this.repo.listNewest(limit, before), limit, (last) => ({ id: last.id }));
+    return { tenants: page.items, has_more: page.has_more, next_cursor: page.next_cursor };
   }
 
   async setPlan(id: string, plan: PlanName): Promise<TenantRow> {

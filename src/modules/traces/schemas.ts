@@ -81,6 +81,7 @@ export const trace = z
     completion_tokens_total: z.number().int(),
     metadata: z.record(z.string(), z.unknown()),
     span_count: z.number().int(),
+    failure_types: z.array(z.string()).describe('additive: the failure types of its spans (timeout, rate_limit, invalid_response, context_length)'),
   })
   .describe('Trace');
 export type Trace = z.infer<typeof trace>;
@@ -107,6 +108,7 @@ export const span = z
     end_time: isoDate,
     otel_trace_id: z.string(),
     otel_span_id: z.string(),
+    failure_type: z.string().nullable().describe('additive: the failure type classified at ingest, null when none'),
   })
   .describe('Span');
 export type Span = z.infer<typeof span>;

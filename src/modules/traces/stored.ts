@@ -23,6 +23,7 @@ export const TRACE_COLUMNS = [
   'completion_tokens_total',
   'metadata',
   'span_count',
+  'failure_types',
 ].join(', ');
 
 /** A `traces` row as ClickHouse returns it (JSONEachRow, 64-bit integers unquoted). */
@@ -47,6 +48,7 @@ export interface StoredTrace {
   completion_tokens_total: number;
   metadata: string;
   span_count: number;
+  failure_types: string[];
 }
 
 export const SPAN_COLUMNS = [
@@ -70,6 +72,7 @@ export const SPAN_COLUMNS = [
   'end_time',
   'otel_trace_id',
   'otel_span_id',
+  'failure_type',
 ].join(', ');
 
 export interface StoredSpan {
@@ -93,6 +96,8 @@ export interface StoredSpan {
   end_time: string;
   otel_trace_id: string;
   otel_span_id: string;
+  /** '' when none. */
+  failure_type: string;
 }
 
 /** Settings every trace read shares: numbers as JSON numbers, not the default quoted 64-bit integers. */
@@ -133,6 +138,7 @@ export function toTrace(row: StoredTrace): Trace {
     completion_tokens_total: Number(row.completion_tokens_total),
     metadata: metadataObject(row.metadata),
     span_count: Number(row.span_count),
+    failure_types: row.failure_types,
   };
 }
 
@@ -158,5 +164,6 @@ export function toSpan(row: StoredSpan): Span {
     end_time: clickHouseToIso(row.end_time),
     otel_trace_id: row.otel_trace_id,
     otel_span_id: row.otel_span_id,
+    failure_type: row.failure_type || null,
   };
 }

@@ -73,6 +73,11 @@ export function webhookRepository(sql: Sql) {
       return row;
     },
 
+    async sealedSecrets(tenantId: string): Promise<string[]> {
+      const rows = await sql<{ secret_ciphertext: string }[]>`select secret_ciphertext from webhooks where tenant_id = ${tenantId}`;
+      return rows.map((r) => r.secret_ciphertext);
+    },
+
     async list(tenantId: string, afterId: string | null, limit: number): Promise<WebhookRow[]> {
       return sql<WebhookRow[]>`
         select * from webhooks
@@ -201,6 +206,28 @@ export function webhookRepository(sql: Sql) {
         where d.tenant_id = ${tenantId} and d.webhook_id = ${webhookId} ${beforeId ? sql`and d.id < ${beforeId}` : sql``}
         order by d.id desc
         limit ${limit}`;
+    },
+
+    /**
+     * Retention: up to `limit` of the project's events created before `cutoff`, with their
+     * dispatches, delivery log and dead letters (a dead letter holds a copy of its event).
+     */
+    async deleteEventsBefore(tenantId: string, projectId: string, cutoff: Date, limit: number): Promise<{ events: number; deliveries: number }> {
+      return sql.begin(async (tx) => {
+        const events = (await tx<{ id: string }[]>`
+          select id from webhook_events
+          where tenant_id = ${tenantId} and project_id = ${projectId} and created_at < ${cutoff}
+          order by created_at limit ${limit} for update skip locked`).map((e) => e.id);
+        if (events.length === 0) return { events: 0, deliveries: 0 };
+        const dispatches = (await tx<{ id: string }[]>`
+          delete from webhook_dispatches where tenant_id = ${tenantId} and event_id = any(${events}::uuid[]) returning id`).map((d) => d.id);
+        if (dispatches.length > 0) {
+          await tx`delete from dlq where tenant_id = ${tenantId} and kind = 'webhook_delivery' and ref_id = any(${dispatches}::uuid[])`;
+        }
+        const deliveries = await tx`delete from webhook_deliveries where tenant_id = ${tenantId} and event_id = any(${events}::uuid[])`;
+        await tx`delete from webhook_events where tenant_id = ${tenantId} and id = any(${events}::uuid[])`;
+        return { events: events.length, deliveries: deliveries.count };
+      });
     },
   };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../config.js';
 import type { JobEnqueuer } from '../../jobs/enqueue.js';
 import { decodeCursor, toPage } from '../../platform/cursor.js';
-import { decryptSecret, encryptSecret } from '../../platform/crypto.js';
+import { checkSealedSecrets, decryptSecret, encryptSecret, type SealedSecretsCheck } from '../../platform/crypto.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkOutboundUrl, UnsafeUrlError, type GuardOptions } from '../../platform/ssrf.js';
@@ -112,6 +112,26 @@ export class WebhookService {
     });
     if (!row) throw notFound('webhook');
     return toWebhook(row);
+  }
+
+  /**
+   * Data retention (src/modules/retention): the project's events created before `cutoff` (their
+   * payloads describe traces that are gone), with their dispatches and delivery log, in batches of
+   * `batch` events. A delivery still queued for one finds its dispatch gone and does nothing.
+   */
+  async expireBefore(tenantId: string, projectId: string, cutoff: Date, batch: number): Promise<{ events: number; deliveries: number }> {
+    const total = { events: 0, deliveries: 0 };
+    for (;;) {
+      const removed = await this.repo.deleteEventsBefore(tenantId, projectId, cutoff, batch);
+      total.events += removed.events;
+      total.deliveries += removed.deliveries;
+      if (removed.events < batch) return total;
+    }
+  }
+
+  /** For the compliance report: the tenant's signing secrets, and whether each opens with the current key. */
+  async sealedSecrets(tenantId: string): Promise<SealedSecretsCheck> {
+    return checkSealedSecrets(this.secretKey, await this.repo.sealedSecrets(tenantId));
   }
 
   async remove(tenantId: string, id: string): Promise<void> {

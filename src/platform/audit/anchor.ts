@@ -86,6 +86,13 @@ export class AuditAnchorService {
     return row;
   }
 
+  /** The tenant's anchors of the UTC days from `from` to `to` (inclusive), oldest first. */
+  async between(tenantId: string, from: string, to: string): Promise<AuditAnchorRow[]> {
+    return this.sql<AuditAnchorRow[]>`
+      select ${ANCHOR_COLUMNS(this.sql)} from audit_anchors
+      where tenant_id = ${tenantId} and date between ${from} and ${to} order by date`;
+  }
+
   async anchor(tenantId: string, date: string, now: Date = new Date()): Promise<AuditAnchorRow> {
     const dayStart = anchorableDayStart(date, now);
     const existing = await this.find(tenantId, date);

@@ -1,0 +1,61 @@
+import { NavLink, Outlet } from 'react-router';
+import type { Operation } from '../api/access';
+import { can, planName } from '../api/permissions';
+import { session } from '../auth/session';
+import { useMe } from './MeContext';
+
+/** Pages of issue 11 that are not built yet, each with the operation it will show. */
+const LATER_PAGES: { label: string; operation: Operation }[] = [
+  { label: 'Sessions', operation: 'GET /v1/sessions' },
+  { label: 'Metrics', operation: 'GET /v1/metrics' },
+  { label: 'Evaluations', operation: 'GET /v1/eval-rules' },
+  { label: 'Datasets', operation: 'GET /v1/datasets' },
+  { label: 'Failures', operation: 'GET /v1/failures/clusters' },
+  { label: 'Control loop', operation: 'GET /v1/control/actions' },
+  { label: 'Prompt deployments', operation: 'GET /v1/prompts/deployments' },
+  { label: 'Administration', operation: 'GET /v1/members' },
+];
+
+export function Layout() {
+  const me = useMe();
+  return (
+    <div className="app">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <span className="brand">Looptrace</span>
+        <span className="tenant">
+          {me.tenant.name} · {planName(me.tenant.plan)} plan
+        </span>
+        <span className="user">
+          {me.user.email ?? 'Signed in'} · {me.user.role}
+        </span>
+        <button type="button" onClick={() => session.end('Signed out.')}>
+          Sign out
+        </button>
+      </header>
+      <nav aria-label="Dashboard" className="sidebar">
+        <ul>
+          <li>
+            <NavLink to="/traces">Traces</NavLink>
+          </li>
+          {LATER_PAGES.map(({ label, operation }) => {
+            const permission = can(me, operation);
+            return (
+              <li key={label}>
+                <span className="nav-disabled" aria-disabled="true">
+                  {label}
+                  <small>{permission.allowed ? 'not built yet' : `not built yet; ${permission.reason}`}</small>
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+      <main id="main" className="content">
+        <Outlet />
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,42 @@
+import { Navigate, useLocation } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { useApi } from '../api/useApi';
+import { session, useSessionState } from '../auth/session';
+import { ErrorNotice } from '../ui/ErrorNotice';
+import { Layout } from './Layout';
+import { MeContext } from './MeContext';
+
+/** Every page behind sign-in: a session, then who it is (GET /v1/me), then the app shell. */
+export function SignedIn() {
+  const location = useLocation();
+  const { session: current } = useSessionState();
+  const me = useApi(`me:${current?.token ?? ''}`, (signal) => unwrap(api.GET('/v1/me', { signal })));
+  if (!current || current.expiresAt <= Date.now()) {
+    const next = encodeURIComponent(location.pathname + location.search);
+    return <Navigate to={`/sign-in?next=${next}`} replace />;
+  }
+  if (me.error !== undefined) {
+    // The API refused the session itself (a plan without a free seat, a removed membership): say so, offer a way out.
+    return (
+      <main className="sign-in">
+        <h1>Signed in, but the API refuses this session</h1>
+        <ErrorNotice error={me.error} />
+        <button type="button" onClick={() => session.end()}>
+          Sign out
+        </button>
+      </main>
+    );
+  }
+  if (!me.data) {
+    return (
+      <main className="sign-in" aria-busy="true">
+        <h1>Loading…</h1>
+      </main>
+    );
+  }
+  return (
+    <MeContext.Provider value={me.data}>
+      <Layout />
+    </MeContext.Provider>
+  );
+}

@@ -1,0 +1,144 @@
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { ErrorNotice } from '../ui/ErrorNotice';
+import { exportTraces, type ExportFormat } from './exportTraces';
+import { FAILURE_TYPES, filtersFromParams, filtersToParams, type FailureType, type TraceFilters } from './filters';
+import { formatCost, formatCount, formatDuration, formatTime } from './format';
+import { TraceFilterForm } from './TraceFilterForm';
+import { useTracePages, type Trace } from './useTracePages';
+
+const failureLabel = (type: string) => FAILURE_TYPES[type as FailureType] ?? type;
+
+export function TracesPage() {
+  const [params, setParams] = useSearchParams();
+  const filters = filtersFromParams(params);
+  const query = filtersToParams(filters).toString();
+  const list = useTracePages(filters);
+  useEffect(() => {
+    document.title = 'Traces · Looptrace';
+  }, []);
+
+  return (
+    <>
+      <h1>Traces</h1>
+      <TraceFilterForm key={query} filters={filters} onApply={(next) => setParams(filtersToParams(next))} />
+      <ExportButtons filters={filters} />
+      {list.error !== undefined && <ErrorNotice error={list.error} />}
+      {list.loading && <p aria-live="polite">Loading traces…</p>}
+      {!list.loading && list.traces.length === 0 && list.error === undefined && <p>No traces match these filters.</p>}
+      {list.traces.length > 0 && <TraceTable traces={list.traces} query={query} />}
+      {list.hasMore && (
+        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
+          {list.loadingMore ? 'Loading…' : 'Load more'}
+        </button>
+      )}
+    </>
+  );
+}
+
+function ExportButtons({ filters }: { filters: TraceFilters }) {
+  const [busy, setBusy] = useState<ExportFormat | null>(null);
+  const [error, setError] = useState<unknown>();
+  const run = async (format: ExportFormat) => {
+    setBusy(format);
+    setError(undefined);
+    try {
+      await exportTraces(filters, format);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <div className="export" role="group" aria-label="Export the traces of these filters">
+      <span>Export these filters:</span>
+      {(['csv', 'jsonl'] as const).map((format) => (
+        <button key={format} type="button" onClick={() => void run(format)} disabled={busy !== null}>
+          {busy === format ? 'Exporting…' : format.toUpperCase()}
+        </button>
+      ))}
+      {error !== undefined && <ErrorNotice error={error} />}
+    </div>
+  );
+}
+
+/** Rows take the focus (Tab, or ↑/↓ between rows); Enter opens the trace. Newly loaded rows take it after "Load more". */
+function TraceTable({ traces, query }: { traces: Trace[]; query: string }) {
+  const navigate = useNavigate();
+  const body = useRef<HTMLTableSectionElement>(null);
+  const shown = useRef(traces.length);
+  useEffect(() => {
+    const before = shown.current;
+    shown.current = traces.length;
+    if (traces.length > before && before > 0) (body.current?.rows[before] as HTMLElement | undefined)?.focus();
+  }, [traces.length]);
+
+  const open = (trace: Trace) => navigate(`/traces/${trace.id}`, { state: { list: query } });
+  const onKey = (event: KeyboardEvent<HTMLTableRowElement>, trace: Trace) => {
+    const row = event.currentTarget;
+    const target =
+      event.key === 'ArrowDown' ? row.nextElementSibling : event.key === 'ArrowUp' ? row.previousElementSibling : null;
+    if (event.key === 'Enter') open(trace);
+    else if (target instanceof HTMLElement) target.focus();
+    else return;
+    event.preventDefault();
+  };
+
+  return (
+    <table className="traces">
+      <caption className="visually-hidden">Traces, newest first. Focus a row and press Enter to open it.</caption>
+      <thead>
+        <tr>
+          <th scope="col">Started</th>
+          <th scope="col">Name</th>
+          <th scope="col">Model</th>
+          <th scope="col" className="num">
+            Latency
+          </th>
+          <th scope="col" className="num">
+            Tokens
+          </th>
+          <th scope="col" className="num">
+            Cost
+          </th>
+          <th scope="col" className="num">
+            Spans
+          </th>
+          <th scope="col">Status</th>
+        </tr>
+      </thead>
+      <tbody ref={body}>
+        {traces.map((trace) => (
+          <tr key={trace.id} tabIndex={0} onKeyDown={(e) => onKey(e, trace)} onClick={(e) => !(e.target as Element).closest('a') && open(trace)}>
+            <td>{formatTime(trace.started_at)}</td>
+            <td>
+              <Link to={`/traces/${trace.id}`} state={{ list: query }} tabIndex={-1}>
+                {trace.name || '(unnamed)'}
+              </Link>
+            </td>
+            <td>{trace.model}</td>
+            <td className="num">{formatDuration(trace.latency_ms)}</td>
+            <td className="num">{formatCount(trace.total_token_count)}</td>
+            <td className="num">{formatCost(trace.cost)}</td>
+            <td className="num">{trace.span_count}</td>
+            <td>
+              {trace.error === null && trace.failure_types.length === 0 ? (
+                <span className="badge ok">ok</span>
+              ) : (
+                <>
+                  <span className="badge error">error</span>
+                  {trace.failure_types.map((type) => (
+                    <span key={type} className="badge failure">
+                      {failureLabel(type)}
+                    </span>
+                  ))}
+                </>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
