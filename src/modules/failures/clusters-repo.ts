@@ -101,12 +101,15 @@ export function clusterRepository(sql: Sql) {
     },
 
     /**
-     * Data-subject erasure: these traces leave the failure_candidates outbox and every cluster
-     * (membership, counts, examples). A cluster that held one loses its sample_error too: the
-     * sample is the text of some member's error, perhaps this one's. The clusters are locked first,
-     * in signature order like detection locks them. Returns the memberships removed.
+     * These traces leave the failure_candidates outbox, their cluster memberships go and the
+     * clusters stop naming them as examples. `forget` (data-subject erasure) also takes them out of
+     * the counts and drops the sample error of every cluster that held one (it is the text of some
+     * member's error, perhaps this one's); without it (retention) counts, first/last seen and the
+     * sample stay: a cluster is the history of a failure, which outlives the traces it was seen in.
+     * The clusters are locked first, in signature order like detection locks them, so the two never
+     * deadlock. Returns the memberships removed.
      */
-    async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
+    async removeTraces(tenantId: string, traceIds: readonly string[], forget: boolean): Promise<number> {
       const ids = traceIds as string[];
       return sql.begin(async (tx) => {
         await tx`delete from failure_candidates where tenant_id = ${tenantId} and trace_id = any(${ids}::uuid[])`;
@@ -116,51 +119,25 @@ export function clusterRepository(sql: Sql) {
             and (example_trace_ids && ${ids}::uuid[]
                  or id in (select cluster_id from failure_cluster_traces where tenant_id = ${tenantId} and trace_id = any(${ids}::uuid[])))
           order by signature for update`;
-        const removed = await tx<{ n: number }[]>`
+        const [removed] = await tx<{ n: number }[]>`
           with gone as (
             delete from failure_cluster_traces where tenant_id = ${tenantId} and trace_id = any(${ids}::uuid[])
             returning cluster_id, spans
           ), lost as (
             select cluster_id, sum(spans)::bigint as spans, count(*)::bigint as traces from gone group by cluster_id
+          ), adjusted as (
+            update failure_clusters c set
+              count = greatest(0, c.count - l.spans), trace_count = greatest(0, c.trace_count - l.traces),
+              sample_error = null, updated_at = now()
+            from lost l where c.id = l.cluster_id and ${forget}
           )
-          update failure_clusters c set
-            count = greatest(0, c.count - l.spans), trace_count = greatest(0, c.trace_count - l.traces),
-            sample_error = null, updated_at = now()
-          from lost l where c.id = l.cluster_id
-          returning l.traces::int as n`;
+          select coalesce(sum(traces), 0)::int as n from lost`;
         await tx`
           update failure_clusters set
             example_trace_ids = array(select x from unnest(example_trace_ids) with ordinality as e(x, i) where x <> all(${ids}::uuid[]) order by i),
-            sample_error = null, updated_at = now()
+            sample_error = case when ${forget} then null else sample_error end, updated_at = now()
           where tenant_id = ${tenantId} and example_trace_ids && ${ids}::uuid[]`;
-        return removed.reduce((sum, r) => sum + r.n, 0);
-      });
-    },
-
-    /**
-     * Retention: expired traces leave the failure_candidates outbox, their cluster memberships go,
-     * and the clusters stop naming them as examples. Counts, first/last seen and the sample error
-     * stay: a cluster is the history of a failure, which outlives the traces it was seen in.
-     * Returns the memberships removed.
-     */
-    async expireTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
-      const ids = traceIds as string[];
-      return sql.begin(async (tx) => {
-        await tx`delete from failure_candidates where tenant_id = ${tenantId} and trace_id = any(${ids}::uuid[])`;
-        // The clusters first, in signature order as detection locks them, so the two never deadlock.
-        await tx`
-          select id from failure_clusters
-          where tenant_id = ${tenantId}
-            and (example_trace_ids && ${ids}::uuid[]
-                 or id in (select cluster_id from failure_cluster_traces where tenant_id = ${tenantId} and trace_id = any(${ids}::uuid[])))
-          order by signature for update`;
-        const removed = await tx`delete from failure_cluster_traces where tenant_id = ${tenantId} and trace_id = any(${ids}::uuid[])`;
-        await tx`
-          update failure_clusters set
-            example_trace_ids = array(select x from unnest(example_trace_ids) with ordinality as e(x, i) where x <> all(${ids}::uuid[]) order by i),
-            updated_at = now()
-          where tenant_id = ${tenantId} and example_trace_ids && ${ids}::uuid[]`;
-        return removed.count;
+        return removed!.n;
       });
     },
 

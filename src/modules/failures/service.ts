@@ -90,7 +90,7 @@ export class FailureService {
    * detection outbox. Idempotent.
    */
   async eraseTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
-    return traceIds.length === 0 ? 0 : this.clusters.eraseTraces(tenantId, traceIds);
+    return traceIds.length === 0 ? 0 : this.clusters.removeTraces(tenantId, traceIds, true);
   }
 
   /**
@@ -98,7 +98,7 @@ export class FailureService {
    * examples and the detection outbox; the clusters and their counts stay. Idempotent.
    */
   async expireTraces(tenantId: string, traceIds: readonly string[]): Promise<number> {
-    return traceIds.length === 0 ? 0 : this.clusters.expireTraces(tenantId, traceIds);
+    return traceIds.length === 0 ? 0 : this.clusters.removeTraces(tenantId, traceIds, false);
   }
 
   /** See ClusterRecorder.record: a failure of any type from another pipeline, clustered and notified like detected ones. */

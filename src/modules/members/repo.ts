@@ -153,7 +153,9 @@ export function memberRepository(sql: Sql) {
      */
     async withTenantLock<T>(tenantId: string, work: (q: MemberQueries, plan: PlanName) => Promise<T>): Promise<T | undefined> {
       return sql.begin(async (tx) => {
-        const [tenant] = await tx<{ plan: PlanName }[]>`select plan from tenants where id = ${tenantId} for update`;
+        // NO KEY UPDATE serialises membership changes of a tenant without conflicting with the KEY
+        // SHARE locks that every insert referencing the tenant takes (ingest, webhook events, ...).
+        const [tenant] = await tx<{ plan: PlanName }[]>`select plan from tenants where id = ${tenantId} for no key update`;
         if (!tenant) return undefined;
         return work(memberQueries(tx), tenant.plan);
       }) as Promise<T | undefined>;
