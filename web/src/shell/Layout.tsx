@@ -1,8 +1,15 @@
 import { NavLink, Outlet } from 'react-router';
+import { AdminNav } from '../admin/AdminNav';
 import type { Operation } from '../api/access';
 import { can, planName } from '../api/permissions';
 import { session } from '../auth/session';
 import { useMe } from './MeContext';
+
+/** Built pages behind a plan or role: a link when allowed, otherwise listed disabled with the reason. */
+const GATED_PAGES: { label: string; to: string; operation: Operation }[] = [
+  { label: 'Control loop', to: '/control/actions', operation: 'GET /v1/control/actions' },
+  { label: 'Prompt deployments', to: '/prompt-deployments', operation: 'GET /v1/prompts/deployments' },
+];
 
 /** Pages of issue 11 that are not built yet, each with the operation it will show. */
 const LATER_PAGES: { label: string; operation: Operation }[] = [
@@ -11,9 +18,6 @@ const LATER_PAGES: { label: string; operation: Operation }[] = [
   { label: 'Evaluations', operation: 'GET /v1/eval-rules' },
   { label: 'Datasets', operation: 'GET /v1/datasets' },
   { label: 'Failures', operation: 'GET /v1/failures/clusters' },
-  { label: 'Control loop', operation: 'GET /v1/control/actions' },
-  { label: 'Prompt deployments', operation: 'GET /v1/prompts/deployments' },
-  { label: 'Administration', operation: 'GET /v1/members' },
 ];
 
 export function Layout() {
@@ -40,6 +44,21 @@ export function Layout() {
           <li>
             <NavLink to="/traces">Traces</NavLink>
           </li>
+          {GATED_PAGES.map(({ label, to, operation }) => {
+            const permission = can(me, operation);
+            return (
+              <li key={label}>
+                {permission.allowed ? (
+                  <NavLink to={to}>{label}</NavLink>
+                ) : (
+                  <span className="nav-disabled" aria-disabled="true">
+                    {label}
+                    <small>{permission.reason}</small>
+                  </span>
+                )}
+              </li>
+            );
+          })}
           {LATER_PAGES.map(({ label, operation }) => {
             const permission = can(me, operation);
             return (
@@ -52,6 +71,7 @@ export function Layout() {
             );
           })}
         </ul>
+        <AdminNav />
       </nav>
       <main id="main" className="content">
         <Outlet />

@@ -1,0 +1,125 @@
+import { useEffect } from 'react';
+import { api, unwrap, type Ok } from '../api/client';
+import { formatTime } from '../traces/format';
+import { ErrorNotice } from '../ui/ErrorNotice';
+import { ControlNav } from './ControlNav';
+import { usePages } from './usePages';
+
+type PolicyList = Ok<'/v1/policies'>;
+type Policy = PolicyList['policies'][number];
+type RouteList = Ok<'/v1/model-routes'>;
+type ModelRoute = RouteList['model_routes'][number];
+
+/** The trigger and steps as the API stores them, one readable line each. */
+const describe = (value: Record<string, unknown>): string =>
+  Object.entries(value)
+    .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+    .join('; ');
+const modelName = (m: ModelRoute['model']) => `${m.provider}/${m.model}`;
+
+function LoadMore({ list }: { list: { hasMore: boolean; loadingMore: boolean; loadMore: () => Promise<void> } }) {
+  if (!list.hasMore) return null;
+  return (
+    <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
+      {list.loadingMore ? 'Loading…' : 'Load more'}
+    </button>
+  );
+}
+
+export function PoliciesPage() {
+  const list = usePages('policies', (cursor, signal) => unwrap(api.GET('/v1/policies', { params: { query: { limit: 50, cursor } }, signal })), (p: PolicyList) => p.policies);
+  useEffect(() => {
+    document.title = 'Policies · Looptrace';
+  }, []);
+  return (
+    <>
+      <h1>Control loop: policies</h1>
+      <ControlNav />
+      <p className="hint">What starts a remediation chain, the steps it tries in order and its caps (docs/control-loop.md).</p>
+      {list.error !== undefined && <ErrorNotice error={list.error} />}
+      {list.loading && <p aria-live="polite">Loading policies…</p>}
+      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No policies yet.</p>}
+      {list.items.length > 0 && (
+        <table className="list">
+          <caption className="visually-hidden">Remediation policies</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Enabled</th>
+              <th scope="col">Trigger</th>
+              <th scope="col">Steps</th>
+              <th scope="col">Caps</th>
+              <th scope="col">Approval</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((p: Policy) => (
+              <tr key={p.id}>
+                <th scope="row">{p.name}</th>
+                <td>{p.enabled ? 'yes' : 'no'}</td>
+                <td>{describe(p.trigger)}</td>
+                <td>
+                  <ol className="steps">
+                    {p.steps.map((s, i) => (
+                      <li key={i}>{describe(s)}</li>
+                    ))}
+                  </ol>
+                </td>
+                <td>
+                  {p.max_retry_depth} retries, depth {p.max_cascade_depth}
+                </td>
+                <td>{p.require_approval ? 'owner approves' : 'runs at once'}</td>
+                <td>{formatTime(p.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <LoadMore list={list} />
+    </>
+  );
+}
+
+export function ModelRoutesPage() {
+  const list = usePages('model-routes', (cursor, signal) => unwrap(api.GET('/v1/model-routes', { params: { query: { limit: 50, cursor } }, signal })), (p: RouteList) => p.model_routes);
+  useEffect(() => {
+    document.title = 'Model routes · Looptrace';
+  }, []);
+  return (
+    <>
+      <h1>Control loop: model routes</h1>
+      <ControlNav />
+      <p className="hint">A model and the fallbacks that fallback_model steps try in order.</p>
+      {list.error !== undefined && <ErrorNotice error={list.error} />}
+      {list.loading && <p aria-live="polite">Loading model routes…</p>}
+      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No model routes yet.</p>}
+      {list.items.length > 0 && (
+        <table className="list">
+          <caption className="visually-hidden">Model routes</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Model</th>
+              <th scope="col">Fallbacks, in order</th>
+              <th scope="col">Project</th>
+              <th scope="col">Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((r) => (
+              <tr key={r.id}>
+                <th scope="row">{r.name}</th>
+                <td>{modelName(r.model)}</td>
+                <td>{r.fallbacks.length === 0 ? <span className="muted">none</span> : r.fallbacks.map(modelName).join(' → ')}</td>
+                <td>{r.project_id ? <code>{r.project_id}</code> : 'every project'}</td>
+                <td>{formatTime(r.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <LoadMore list={list} />
+    </>
+  );
+}
