@@ -1,0 +1,101 @@
+/**
+ * npm run bench:web -- [--scale 1] [--runs 7]
+ *
+ * The dashboard's two budgets (issue 7/7):
+ * - initial JavaScript: the entry script and the modules index.html preloads, gzipped (-9), against
+ *   250 KB; chunks loaded later (lazy pages, the OIDC client) do not count;
+ * - the trace list interactive within 1.5 s of navigation on the generated dataset (scale 1.0 =
+ *   10M traces; npm run bench:generate makes it): headless Chromium opens /traces signed in, and
+ *   the time is the page's own clock (ms since navigation start) when the first trace row is
+ *   rendered and focusable. Baseline of the same run: the same GET /v1/traces the page makes,
+ *   fetched from inside that page (network + API only), so the ratio is what the dashboard adds.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { loadConfig } from '../src/config.js';
+import { mintDevSession } from '../src/platform/dev-sessions.js';
+import { ensureWebBuilt, launchChromium } from '../test/helpers/web.js';
+import { datasetServer } from './lib/dataset-server.js';
+import { datasetDir } from './lib/dataset.js';
+import { looptraceEnv, machine, writeResult } from './lib/env.js';
+import { ratio, summary } from './lib/stats.js';
+
+const { values: args } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '1' },
+    runs: { type: 'string', default: '7' },
+  },
+});
+const RUNS = Number(args.runs);
+const DIST = path.resolve(import.meta.dirname, '../web/dist');
+const JS_BUDGET_BYTES = 250 * 1024;
+const INTERACTIVE_BUDGET_MS = 1_500;
+
+/** Scripts index.html loads before the first render: its module entry and its modulepreloads. */
+function initialJavaScript(): { files: { file: string; bytes: number; gzipped: number }[]; gzipped: number } {
+  const html = readFileSync(path.join(DIST, 'index.html'), 'utf8');
+  const refs = [...html.matchAll(/<(?:script[^>]*type="module"[^>]*src|link[^>]*rel="modulepreload"[^>]*href)="([^"]+\.js)"/g)].map((m) => m[1]!);
+  const files = [...new Set(refs)].map((ref) => {
+    const body = readFileSync(path.join(DIST, ref.replace(/^\//, '')));
+    return { file: ref, bytes: body.length, gzipped: gzipSync(body, { level: 9 }).length };
+  });
+  return { files, gzipped: files.reduce((sum, f) => sum + f.gzipped, 0) };
+}
+
+async function main() {
+  const host = machine();
+  ensureWebBuilt();
+  const js = initialJavaScript();
+  console.log(`initial JS: ${(js.gzipped / 1024).toFixed(1)} KB gzipped (${js.files.map((f) => f.file).join(', ')}), budget 250 KB`);
+
+  const scale = Number(args.scale);
+  const { dataset, server } = await datasetServer(scale);
+  const config = loadConfig(looptraceEnv(datasetDir(scale)));
+  const token = await mintDevSession(config.auth, { tenantId: dataset.tenant_id, role: 'viewer', sub: 'bench-web' }, '1h');
+  const browser = await launchChromium();
+  const interactive: number[] = [];
+  const apiOnly: number[] = [];
+  try {
+    for (let run = 0; run <= RUNS; run++) {
+      // A fresh context per run: nothing cached between navigations but what HTTP caching allows a returning user.
+      const context = await browser.newContext();
+      await context.addInitScript((stored) => localStorage.setItem('looptrace.session', stored), JSON.stringify({ token, via: 'dev', expiresAt: Date.now() + 3_600_000 }));
+      const page = await context.newPage();
+      await page.goto(`${server.url}/traces`, { waitUntil: 'commit' });
+      await page.waitForSelector('tbody tr[tabindex="0"]', { timeout: 60_000 });
+      const readyAt = await page.evaluate(() => performance.now());
+      const fetchMs = await page.evaluate(async (auth) => {
+        const start = performance.now();
+        const res = await fetch('/v1/traces?limit=50', { headers: { authorization: `Bearer ${auth}` } });
+        await res.json();
+        return performance.now() - start;
+      }, token);
+      await context.close();
+      if (run === 0) continue; // warm-up: the server's first query and Chromium's first start
+      interactive.push(readyAt);
+      apiOnly.push(fetchMs);
+      console.log(`run ${run}: interactive ${readyAt.toFixed(0)} ms, GET /v1/traces alone ${fetchMs.toFixed(0)} ms`);
+    }
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+  const tti = summary(interactive);
+  const api = summary(apiOnly);
+  const result = {
+    host,
+    scale,
+    traces: dataset.traces,
+    initial_js: { ...js, budget_bytes: JS_BUDGET_BYTES, ratio_to_budget: ratio(js.gzipped, JS_BUDGET_BYTES) },
+    trace_list_interactive_ms: tti,
+    api_first_page_ms: api,
+    interactive_p50_ratio_to_budget: ratio(tti.p50_ms, INTERACTIVE_BUDGET_MS),
+    interactive_p50_ratio_to_api: ratio(tti.p50_ms, api.p50_ms),
+  };
+  console.log(JSON.stringify(result, null, 2));
+  console.log(`written to ${writeResult('web', result)}`);
+}
+
+await main();
