@@ -10,6 +10,7 @@ export const ADMIN_PAGES: { label: string; to: string; operation: Operation }[] 
   { label: 'Members and seats', to: '/admin/members', operation: 'GET /v1/members' },
   { label: 'Billing and usage', to: '/admin/billing', operation: 'GET /v1/billing' },
   { label: 'Audit log', to: '/admin/audit-log', operation: 'GET /v1/audit-log' },
+  { label: 'Webhooks', to: '/admin/webhooks', operation: 'GET /v1/webhooks' },
 ];
 
 export function AdminNav() {

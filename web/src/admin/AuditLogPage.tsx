@@ -5,7 +5,7 @@ import { formatCount, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock } from '../ui/Payload';
 import { useAction, usePermission } from './shared';
-import { usePages } from './usePages';
+import { usePages } from '../api/usePages';
 
 type Verification = Ok<'/v1/audit-log/verify'>;
 type Anchor = Ok<'/v1/compliance'>['audit_anchors'][number];

@@ -4,7 +4,7 @@ import { useMe } from '../shell/MeContext';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { ConfirmButton, Reason, personName, useAction, usePermission } from './shared';
-import { usePages } from './usePages';
+import { usePages } from '../api/usePages';
 
 type Member = Ok<'/v1/members'>['items'][number];
 const ROLES: Role[] = ['owner', 'member', 'viewer'];

@@ -5,7 +5,7 @@ import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import type { Project } from './projects';
 import { Reason, useAction, useOwnerOnly, usePermission } from './shared';
-import { usePages } from './usePages';
+import { usePages } from '../api/usePages';
 
 type Status = 'active' | 'archived' | 'all';
 const STATUSES: Status[] = ['all', 'active', 'archived'];

@@ -4,7 +4,7 @@ import { api, unwrap, type Ok } from '../api/client';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { ControlNav } from './ControlNav';
-import { usePages } from './usePages';
+import { usePages } from '../api/usePages';
 
 export type ActionList = Ok<'/v1/control/actions'>;
 export type Action = ActionList['actions'][number];

@@ -4,7 +4,7 @@ import { api, unwrap, type Ok } from '../api/client';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { formatRate } from './format';
-import { usePages } from './usePages';
+import { usePages } from '../api/usePages';
 
 export type DeploymentList = Ok<'/v1/prompts/deployments'>;
 export type Deployment = DeploymentList['deployments'][number];

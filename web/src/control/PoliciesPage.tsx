@@ -3,7 +3,7 @@ import { api, unwrap, type Ok } from '../api/client';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { ControlNav } from './ControlNav';
-import { usePages } from './usePages';
+import { usePages } from '../api/usePages';
 
 type PolicyList = Ok<'/v1/policies'>;
 type Policy = PolicyList['policies'][number];

@@ -7,17 +7,13 @@ import { useMe } from './MeContext';
 
 /** Built pages behind a plan or role: a link when allowed, otherwise listed disabled with the reason. */
 const GATED_PAGES: { label: string; to: string; operation: Operation }[] = [
+  { label: 'Sessions', to: '/sessions', operation: 'GET /v1/sessions' },
+  { label: 'Metrics', to: '/metrics', operation: 'GET /v1/metrics' },
+  { label: 'Failures', to: '/failures', operation: 'GET /v1/failures/clusters' },
+  { label: 'Evaluations', to: '/evals', operation: 'GET /v1/eval-rules' },
+  { label: 'Datasets', to: '/datasets', operation: 'GET /v1/datasets' },
   { label: 'Control loop', to: '/control/actions', operation: 'GET /v1/control/actions' },
   { label: 'Prompt deployments', to: '/prompt-deployments', operation: 'GET /v1/prompts/deployments' },
-];
-
-/** Pages of issue 11 that are not built yet, each with the operation it will show. */
-const LATER_PAGES: { label: string; operation: Operation }[] = [
-  { label: 'Sessions', operation: 'GET /v1/sessions' },
-  { label: 'Metrics', operation: 'GET /v1/metrics' },
-  { label: 'Evaluations', operation: 'GET /v1/eval-rules' },
-  { label: 'Datasets', operation: 'GET /v1/datasets' },
-  { label: 'Failures', operation: 'GET /v1/failures/clusters' },
 ];
 
 export function Layout() {
@@ -56,17 +52,6 @@ export function Layout() {
                     <small>{permission.reason}</small>
                   </span>
                 )}
-              </li>
-            );
-          })}
-          {LATER_PAGES.map(({ label, operation }) => {
-            const permission = can(me, operation);
-            return (
-              <li key={label}>
-                <span className="nav-disabled" aria-disabled="true">
-                  {label}
-                  <small>{permission.allowed ? 'not built yet' : `not built yet; ${permission.reason}`}</small>
-                </span>
               </li>
             );
           })}

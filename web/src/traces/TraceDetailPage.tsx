@@ -2,11 +2,13 @@ import { useEffect, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
+import { sessionPath } from '../sessions/SessionsPage';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock, Payload } from '../ui/Payload';
 import { FAILURE_TYPES, type FailureType } from './filters';
 import { formatCost, formatCount, formatDuration, formatTime } from './format';
 import { spanRows, type Span, type SpanRow, type TraceDetail } from './spanTree';
+import { TraceExtras } from './TraceExtras';
 
 const failureLabel = (type: string) => FAILURE_TYPES[type as FailureType] ?? type;
 
@@ -52,7 +54,19 @@ function TraceView({ trace }: { trace: TraceDetail }) {
         <Fact term="Model" value={trace.model || '—'} />
         <Fact term="Spans" value={trace.span_count} />
         <Fact term="Control-loop depth" value={trace.control_loop_depth} />
-        {trace.session_id && <Fact term="Session" value={<Link to={`/traces?session_id=${encodeURIComponent(trace.session_id)}`}>{trace.session_id}</Link>} />}
+        {trace.session_id && (
+          <Fact
+            term="Session"
+            value={
+              <>
+                <Link to={sessionPath(trace.session_id)}>{trace.session_id}</Link>{' '}
+                <Link to={`/traces?session_id=${encodeURIComponent(trace.session_id)}`} className="muted">
+                  (in the traces list)
+                </Link>
+              </>
+            }
+          />
+        )}
         {trace.tags.length > 0 && <Fact term="Tags" value={trace.tags.join(', ')} />}
       </dl>
       <Problems error={trace.error} failureTypes={trace.failure_types} />
@@ -64,6 +78,7 @@ function TraceView({ trace }: { trace: TraceDetail }) {
       <Waterfall rows={rows} durationMs={durationMs} selectedId={selectedId} onSelect={setSelectedId} />
       {selected && <SpanDetail span={selected} />}
       <JsonBlock label="Trace metadata" value={trace.metadata} />
+      <TraceExtras traceId={trace.id} />
     </>
   );
 }

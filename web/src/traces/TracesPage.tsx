@@ -4,6 +4,7 @@ import { ErrorNotice } from '../ui/ErrorNotice';
 import { exportTraces, type ExportFormat } from './exportTraces';
 import { FAILURE_TYPES, filtersFromParams, filtersToParams, type FailureType, type TraceFilters } from './filters';
 import { formatCost, formatCount, formatDuration, formatTime } from './format';
+import { SavedFilters } from './SavedFilters';
 import { TraceFilterForm } from './TraceFilterForm';
 import { useTracePages, type Trace } from './useTracePages';
 
@@ -22,6 +23,7 @@ export function TracesPage() {
     <>
       <h1>Traces</h1>
       <TraceFilterForm key={query} filters={filters} onApply={(next) => setParams(filtersToParams(next))} />
+      <SavedFilters filters={filters} onLoad={(next) => setParams(filtersToParams(next))} />
       <ExportButtons filters={filters} />
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading traces…</p>}

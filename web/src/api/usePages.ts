@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { useApi } from '../api/useApi';
+import { useApi } from './useApi';
 
 interface Page {
   has_more: boolean;
@@ -7,12 +7,11 @@ interface Page {
 }
 
 /**
- * A listing page after page along the API's keyset cursor ("load more"). `key` names everything
- * the first page depends on; `fetchPage` fetches the page after `cursor` (none: the first).
+ * A listing page after page along the API's keyset cursor ("Load more"), every list of the dashboard:
+ * `key` names everything the first page depends on; a new answer of the first page starts over.
  */
-export function usePages<P extends Page, T>(key: string, fetchPage: (cursor: string | undefined, signal?: AbortSignal) => Promise<P>, items: (page: P) => T[]) {
-  const first = useApi(key, (signal) => fetchPage(undefined, signal));
-  // Further pages extend one answer of the first page: a new answer starts over.
+export function usePages<P extends Page, T>(key: string, load: (cursor: string | undefined, signal?: AbortSignal) => Promise<P>, items: (page: P) => T[]) {
+  const first = useApi(key, (signal) => load(undefined, signal));
   const [more, setMore] = useState<{ base?: P; pages: P[]; error?: unknown; loading: boolean }>({ pages: [], loading: false });
   const extra = first.data && more.base === first.data ? more : { base: first.data, pages: [], loading: false, error: undefined };
   const pages = first.data ? [first.data, ...extra.pages] : [];
@@ -23,7 +22,7 @@ export function usePages<P extends Page, T>(key: string, fetchPage: (cursor: str
     if (!cursor || extra.loading) return;
     setMore({ ...extra, loading: true, error: undefined });
     try {
-      const page = await fetchPage(cursor);
+      const page = await load(cursor);
       setMore((m) => ({ base: extra.base, pages: [...(m.base === extra.base ? m.pages : []), page], loading: false }));
     } catch (error) {
       setMore((m) => ({ ...m, base: extra.base, loading: false, error }));

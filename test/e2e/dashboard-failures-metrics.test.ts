@@ -1,0 +1,211 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { randomUUID } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Workers } from '../../src/jobs/workers.js';
+import { aSpan, aTrace } from '../builders/traces.js';
+import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
+import { HttpsReceiver, makeTestCa, trustInThisProcess } from '../helpers/https-receiver.js';
+import { freePort } from '../helpers/server-process.js';
+import { getJson, ingestTraces } from '../helpers/trace-api.js';
+import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
+
+/**
+ * Failures, Metrics and Webhooks (issue 11), signed in for development: failing traces ingested
+ * through the API and clustered by a rule (the detection workers run in-process), their metrics
+ * rolled up and charted with an anomaly shaded, and a webhook created, tested and delivered to an
+ * https receiver on loopback. Each page passes axe and is screenshotted.
+ */
+const WAIT = { timeout: 30_000 };
+const WEB_DIST = path.resolve(import.meta.dirname, '../../web/dist');
+const ca = makeTestCa();
+trustInThisProcess(ca);
+
+let ctx: TestContext;
+let workers: Workers;
+let receiver: HttpsReceiver;
+let appUrl: string;
+let browser: Browser;
+let page: Page;
+let t: TestTenant;
+// Within the default range of the metrics page (the last 24 hours).
+const at = new Date(Date.now() - 90 * 60_000);
+const minute = (n: number) => new Date(at.getTime() + n * 60_000);
+
+async function signIn(role: 'owner' | 'member' | 'viewer'): Promise<void> {
+  await page.goto(`${appUrl}/`);
+  await page.waitForURL(/\/sign-in/, WAIT);
+  await page.getByLabel('Tenant').selectOption(t.tenantId, WAIT);
+  await page.getByLabel('Role').selectOption(role);
+  await page.getByRole('button', { name: 'Sign in for development' }).click();
+  await page.getByText(`Signed in · ${role}`).waitFor(WAIT);
+}
+
+async function open(link: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: link, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor(WAIT);
+}
+
+async function checkPage(name?: string): Promise<void> {
+  expect(await seriousA11yViolations(page)).toEqual([]);
+  if (name) await screenshot(page, name);
+}
+
+const clusters = async () => (await getJson(ctx.app, t, '/v1/failures/clusters', { limit: 100 })).body.clusters as { type: string; count: number; sample_error: string }[];
+
+beforeAll(async () => {
+  ensureWebBuilt();
+  const port = await freePort();
+  ctx = await startApp({ LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: 'true', REDIS_PREFIX: TEST_REDIS_PREFIX });
+  workers = await startTestWorkers(ctx, ['trace-rollup', 'metrics-rollup', 'failures-detect', 'webhooks', 'webhooks-reconcile']);
+  receiver = await HttpsReceiver.start(ca, () => ({ status: 200, body: 'thanks from the receiver' }));
+  await ctx.app.listen({ port, host: '127.0.0.1' });
+  appUrl = `http://127.0.0.1:${port}`;
+  t = await createTenant(ctx.app, 'pro');
+
+  // A rule, then three timeouts (one cluster) and four healthy traces.
+  const rule = await ctx.app.inject({ method: 'POST', url: '/v1/failure-rules', headers: t.auth, payload: { name: 'timeouts', match: { error_contains: 'timed out' } } });
+  expect(rule.statusCode, rule.body).toBe(201);
+  const failing = (n: number) => aTrace({ spans: [aSpan({ error: `Request ${n} timed out after ${n}s (request ${randomUUID()})`, cost: 0.002 }, minute(n))] });
+  // Healthy traces in the hours before, so that the charts draw lines.
+  const healthy = (hoursBefore: number) =>
+    aTrace({ spans: [aSpan({ cost: 0.001 * hoursBefore, end_time: new Date(minute(-60 * hoursBefore).getTime() + 300 * hoursBefore).toISOString() }, minute(-60 * hoursBefore))] });
+  await ingestTraces(ctx.app, t, [failing(1), failing(2), failing(3), healthy(1), healthy(2), healthy(3), healthy(4)]);
+  const found = await pollUntil(clusters, (cs) => cs.some((c) => c.count >= 3), 300, 100);
+  expect(found).toMatchObject([{ count: 3 }]);
+  const metrics = await pollUntil(
+    async () => (await getJson(ctx.app, t, '/v1/metrics')).body as { series: { points: { trace_count: number }[] }[] },
+    (m) => m.series.flatMap((s) => s.points).reduce((n, p) => n + p.trace_count, 0) >= 7,
+    300,
+    100,
+  );
+  expect(metrics.series[0]!.points.reduce((n, p) => n + p.trace_count, 0)).toBe(7);
+
+  // An anomaly on the error rate, as the detector would store it, in the window of the failures.
+  const windowStart = new Date(Math.floor(minute(1).getTime() / 300_000) * 300_000);
+  await ctx.stores.sql`
+    insert into anomalies (id, tenant_id, project_id, metric, window_start, window_end, observed, expected, score, severity)
+    values (${randomUUID()}, ${t.tenantId}, ${t.projectId}, 'error_rate', ${windowStart}, ${new Date(windowStart.getTime() + 300_000)}, 0.5, 0.02, 7.4, 'critical')`;
+
+  browser = await launchChromium();
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await workers?.close();
+  await Promise.all([ctx?.close(), receiver?.close()]);
+});
+
+describe('failures', () => {
+  it('lists the cluster with its count and example traces, and shows its detail', async () => {
+    await signIn('owner');
+    await open('Failures', 'Failures');
+    const row = page.locator('table.clusters tbody tr', { hasText: 'timed out' });
+    await row.waitFor(WAIT);
+    expect((await row.locator('td.num').allTextContents()).map((s) => s.trim())).toEqual(['3', '3']);
+    expect(await row.getByRole('link', { name: /^Example trace/ }).count()).toBe(3);
+    await checkPage('failures');
+
+    // The filters live in the URL: another type shows nothing.
+    await page.getByLabel('Type').selectOption('rate_limit');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No failure clusters for these filters.').waitFor(WAIT);
+    expect(page.url()).toContain('type=rate_limit');
+    await page.getByRole('button', { name: 'Clear' }).click();
+
+    await row.getByRole('link', { name: 'Timeout' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Failure cluster: Timeout' }).waitFor(WAIT);
+    expect(await page.locator('.facts').textContent()).toContain('Matching spans3');
+    await checkPage();
+    await page.getByRole('link', { name: /^Example trace 1/ }).click();
+    await page.waitForURL(/\/traces\/[0-9a-f-]{36}$/, WAIT);
+  });
+
+  it('lists the failure rules and creates one', async () => {
+    await open('Failures', 'Failures');
+    await page.getByRole('navigation', { name: 'Failures' }).getByRole('link', { name: 'Rules' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Failure rules' }).waitFor(WAIT);
+    await page.locator('table.rules tbody tr', { hasText: 'timeouts' }).waitFor(WAIT);
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('slow calls');
+    await page.getByRole('spinbutton', { name: 'Latency over (ms)' }).fill('5000');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByText('Created the rule slow calls.').waitFor(WAIT);
+    const slow = page.locator('table.rules tbody tr', { hasText: 'slow calls' });
+    await slow.getByText('latency_ms_over').waitFor(WAIT);
+    expect(await slow.getByRole('button', { name: 'Delete slow calls' }).isEnabled()).toBe(true);
+    await checkPage();
+  });
+});
+
+describe('metrics', () => {
+  it('charts the traces with the anomaly shaded and listed, loading the chart code lazily', async () => {
+    await open('Metrics', 'Metrics');
+    const traces = page.locator('figure#chart-traces, figure[aria-labelledby="chart-traces-title"]');
+    await traces.locator('canvas').first().waitFor(WAIT);
+    expect(Number(await traces.getAttribute('data-points'))).toBeGreaterThan(0);
+    // Something was drawn: the canvas is not blank.
+    const drawn = await traces.locator('canvas').first().evaluate((canvas) => {
+      const c = canvas as unknown as { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
+      return c.getContext('2d').getImageData(0, 0, c.width, c.height).data.some((v) => v !== 0);
+    });
+    expect(drawn).toBe(true);
+    expect(await page.locator('figure.chart canvas').count()).toBeGreaterThanOrEqual(5);
+    const anomaly = page.locator('table.anomalies tbody tr', { hasText: 'Error rate' });
+    await anomaly.waitFor(WAIT);
+    expect(await anomaly.textContent()).toContain('critical');
+    await checkPage('metrics');
+  });
+
+  it('keeps the initial JS within budget, without the charting library', () => {
+    const html = readFileSync(path.join(WEB_DIST, 'index.html'), 'utf8');
+    const initial = [...html.matchAll(/(?:src|href)="\/(assets\/[^"]+\.js)"/g)].map((m) => m[1]!);
+    expect(initial.length).toBeGreaterThan(0);
+    const gzipped = initial.reduce((n, file) => n + gzipSync(readFileSync(path.join(WEB_DIST, file))).length, 0);
+    expect(gzipped).toBeLessThanOrEqual(250 * 1024);
+    const chartChunks = readdirSync(path.join(WEB_DIST, 'assets')).filter((f) => f.endsWith('.js') && readFileSync(path.join(WEB_DIST, 'assets', f), 'utf8').includes('u-legend'));
+    expect(chartChunks.length).toBeGreaterThan(0);
+    expect(chartChunks.some((f) => initial.includes(`assets/${f}`))).toBe(false);
+  });
+});
+
+describe('webhooks', () => {
+  it('creates a webhook, sends a test and shows a delivery', async () => {
+    await open('Webhooks', 'Webhooks');
+    await page.getByRole('textbox', { name: 'URL (https)' }).fill(receiver.url('/hook'));
+    await page.getByLabel('Secret (at least 16 characters)').fill('whsec-e2e-0123456789abcdef');
+    await page.getByRole('checkbox', { name: /anomaly\.detected/ }).check();
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByText(`Created the webhook for ${receiver.url('/hook')}.`).waitFor(WAIT);
+    const hook = page.getByRole('listitem', { name: `Webhook ${receiver.url('/hook')}` });
+    await hook.waitFor(WAIT);
+
+    await hook.getByRole('button', { name: 'Send a test' }).click();
+    await hook.getByText('Test answered: status 200').waitFor(WAIT);
+    await hook.getByText('thanks from the receiver').waitFor(WAIT);
+    expect(receiver.to('/hook').length).toBe(1);
+
+    // A new cluster fires failure.detected, delivered by the worker.
+    await ingestTraces(ctx.app, t, [aTrace({ spans: [aSpan({ error: 'Connection to the vector store timed out' }, minute(10))] })]);
+    expect(await pollUntil(async () => receiver.to('/hook').length, (n) => n >= 2, 300, 100)).toBe(2);
+    await hook.getByRole('button', { name: 'Show the delivery log' }).click();
+    const delivery = hook.locator('table.deliveries tbody tr', { hasText: 'failure.detected' });
+    await delivery.waitFor(WAIT);
+    expect(await delivery.textContent()).toContain('200');
+    await checkPage('webhooks');
+  });
+
+  it('shows the owner-only controls disabled with the reason for a member', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/, WAIT);
+    await signIn('member');
+    await page.goto(`${appUrl}/failures/rules`);
+    await page.getByRole('heading', { level: 1, name: 'Failure rules' }).waitFor(WAIT);
+    await page.getByText('Deleting rules: needs the owner role (you are member).').waitFor(WAIT);
+    expect(await page.getByRole('button', { name: 'Delete timeouts' }).isDisabled()).toBe(true);
+    await checkPage();
+  });
+});

@@ -1,0 +1,175 @@
+import { useReducer, useState, type FormEvent } from 'react';
+import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
+import { usePages } from '../api/usePages';
+import { api, unwrap, type Ok } from '../api/client';
+import type { Permission } from '../api/permissions';
+import { useApi } from '../api/useApi';
+import { useMe } from '../shell/MeContext';
+import { ErrorNotice } from '../ui/ErrorNotice';
+import { filtersFromParams, filtersToParams, type TraceFilters } from './filters';
+
+type SavedFilter = Ok<'/v1/saved-filters'>['items'][number];
+
+/** A saved filter's stored JSON back to the filters this page knows (anything else is dropped, as from a URL). */
+function storedToFilters(stored: Record<string, unknown>): TraceFilters {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(stored)) if (typeof value === 'string' || typeof value === 'number') params.set(key, String(value));
+  return filtersFromParams(params);
+}
+
+const describe = (filters: TraceFilters): string =>
+  Object.entries(filters)
+    .filter(([key]) => key !== 'project_id')
+    .map(([key, value]) => `${key}=${String(value)}`)
+    .join(', ') || 'no filters';
+
+/**
+ * The tenant's saved filters of the traces list (every member sees them all): save the current
+ * filters under a name, load one (it becomes the URL), replace or delete one (its author or an owner).
+ */
+export function SavedFilters({ filters, onLoad }: { filters: TraceFilters; onLoad: (filters: TraceFilters) => void }) {
+  const me = useMe();
+  const [version, reload] = useReducer((n: number) => n + 1, 0);
+  const list = usePages(
+    `saved-filters:${version}`,
+    (cursor, signal) => unwrap(api.GET('/v1/saved-filters', { params: { query: { limit: 100, cursor } }, signal })),
+    (page) => page.items,
+  );
+  const projects = useApi('projects', (signal) => unwrap(api.GET('/v1/projects', { params: { query: { limit: 1000 } }, signal })));
+  const projectName = (id: string) => projects.data?.projects.find((p) => p.id === id)?.name ?? id;
+  const change = useAction();
+  const mayPatch = usePermission('PATCH /v1/saved-filters/{id}');
+  const mayDelete = usePermission('DELETE /v1/saved-filters/{id}');
+  /** The API lets the author or an owner change a saved filter; say so ahead. */
+  const own = (saved: SavedFilter, role: Permission): Permission =>
+    !role.allowed || me.user.role === 'owner' || saved.created_by === me.user.id
+      ? role
+      : { allowed: false, reason: 'only its author or an owner may change it' };
+
+  const replace = (saved: SavedFilter) =>
+    void change
+      .run(saved.id, () => unwrap(api.PATCH('/v1/saved-filters/{id}', { params: { path: { id: saved.id } }, body: { filters: Object.fromEntries(filtersToParams(filters)) } })))
+      .then((done) => done && reload());
+  const remove = (saved: SavedFilter) =>
+    void change
+      .run(saved.id, async () => {
+        const { error, response } = await api.DELETE('/v1/saved-filters/{id}', { params: { path: { id: saved.id } } });
+        // 204: no body to unwrap.
+        if (!response.ok) await unwrap(Promise.resolve({ error, response }));
+        return true;
+      })
+      .then((done) => done && reload());
+
+  return (
+    <section className="card saved-filters" aria-labelledby="saved-filters-title">
+      <h2 id="saved-filters-title">Saved filters</h2>
+      {list.error !== undefined && <ErrorNotice error={list.error} />}
+      {list.loading && <p aria-live="polite">Loading the saved filters…</p>}
+      {!list.loading && list.items.length === 0 && list.error === undefined && <p className="muted">No saved filters yet.</p>}
+      {list.items.length > 0 && (
+        <ul className="saved-filter-list">
+          {list.items.map((saved) => {
+            const patch = own(saved, mayPatch);
+            const del = own(saved, mayDelete);
+            const reasonId = `saved-filter-reason-${saved.id}`;
+            const reason = !patch.allowed ? patch.reason : !del.allowed ? del.reason : null;
+            return (
+              <li key={saved.id}>
+                <button type="button" onClick={() => onLoad(storedToFilters(saved.filters))}>
+                  Load <strong>{saved.name}</strong>
+                </button>{' '}
+                <span className="muted">
+                  {projectName(saved.project_id)} · {describe(storedToFilters(saved.filters))}
+                </span>{' '}
+                <button
+                  type="button"
+                  disabled={!patch.allowed || change.busy !== null}
+                  aria-describedby={patch.allowed ? undefined : reasonId}
+                  onClick={() => replace(saved)}
+                >
+                  Replace with current filters<span className="visually-hidden"> ({saved.name})</span>
+                </button>{' '}
+                <ConfirmButton
+                  label={`Delete ${saved.name}`}
+                  confirmLabel="Delete it"
+                  question={`Delete the saved filter ${saved.name}?`}
+                  onConfirm={() => remove(saved)}
+                  disabled={!del.allowed || change.busy !== null}
+                  describedBy={del.allowed ? undefined : reasonId}
+                />
+                {reason && (
+                  <span id={reasonId} className="hint reason">
+                    {' '}
+                    Changing it {reason}.
+                  </span>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {list.hasMore && (
+        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
+          {list.loadingMore ? 'Loading…' : 'Load more saved filters'}
+        </button>
+      )}
+      {change.error !== undefined && <ErrorNotice error={change.error} />}
+      <SaveFilterForm filters={filters} projects={projects.data?.projects ?? []} onSaved={reload} />
+    </section>
+  );
+}
+
+function SaveFilterForm({ filters, projects, onSaved }: { filters: TraceFilters; projects: { id: string; name: string }[]; onSaved: () => void }) {
+  const allowed = usePermission('POST /v1/saved-filters');
+  const save = useAction();
+  const [name, setName] = useState('');
+  const [chosenProject, setChosenProject] = useState('');
+  const [done, setDone] = useState('');
+  // A saved filter belongs to a project: the filter's own, else the one chosen here.
+  const projectId = filters.project_id ?? (chosenProject || projects[0]?.id || '');
+  const disabled = !allowed.allowed || save.busy !== null;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setDone('');
+    const saved = await save.run('save', () =>
+      unwrap(api.POST('/v1/saved-filters', { body: { project_id: projectId, name: name.trim(), filters: Object.fromEntries(filtersToParams(filters)) } })),
+    );
+    if (saved) {
+      setDone(`Saved ${saved.name}.`);
+      setName('');
+      onSaved();
+    }
+  };
+
+  return (
+    <form className="admin-form" onSubmit={(e) => void submit(e)} aria-label="Save the current filters" aria-describedby={allowed.allowed ? undefined : 'save-filter-reason'}>
+      <Reason id="save-filter-reason" permission={allowed} what="Saving filters" />
+      <div className="form-row">
+        <label>
+          Name of the current filters
+          <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} disabled={disabled} />
+        </label>
+        {filters.project_id === undefined && (
+          <label>
+            Save under project
+            <select value={projectId} onChange={(e) => setChosenProject(e.target.value)} disabled={disabled}>
+              {projects.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <button type="submit" disabled={disabled || projectId === ''}>
+          {save.busy ? 'Saving…' : 'Save filters'}
+        </button>
+      </div>
+      {save.error !== undefined && <ErrorNotice error={save.error} />}
+      <p role="status" className="hint">
+        {done}
+      </p>
+    </form>
+  );
+}
