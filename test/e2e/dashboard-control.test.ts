@@ -221,6 +221,101 @@ describe('control actions, policies and model routes', () => {
     await screenshot(page, 'model-routes');
   });
 
+  it('an owner creates and edits a model route and a policy from their forms, and deletes one after confirming', async () => {
+    type Route = { id: string; name: string; project_id: string | null; model: object; fallbacks: object[] };
+    type Stored = { id: string; name: string; [field: string]: unknown };
+    const routeNamed = async (name: string) => ((await call('GET', '/v1/model-routes?limit=100', t.owner)).body.model_routes as Route[]).find((r) => r.name === name);
+    const policyNamed = async (name: string) => ((await call('GET', '/v1/policies?limit=100', t.owner)).body.policies as Stored[]).find((p) => p.name === name);
+
+    // A model route: every field of the create body; fallbacks as JSON, checked in the page before sending.
+    await page.goto(`${appUrl}/control/model-routes`);
+    const createRoute = page.getByRole('form', { name: 'Create a model route' });
+    await createRoute.waitFor(WAIT);
+    await page.locator('table.list tbody tr', { hasText: 'mini then bigger' }).waitFor(WAIT);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await createRoute.getByLabel('Name').fill('haiku first');
+    await createRoute.getByLabel('Project').selectOption(t.projectId);
+    await createRoute.getByLabel(/^Provider/).selectOption('anthropic');
+    await createRoute.getByLabel(/^Model/).fill('claude-3-5-haiku');
+    await createRoute.getByLabel(/^Fallbacks/).fill('[{"provider": "openai", "model": "gpt-4o-mini"},');
+    await createRoute.getByRole('button', { name: 'Create model route' }).click();
+    expect(await createRoute.getByRole('alert').textContent()).toContain('Fallbacks:');
+    expect(await routeNamed('haiku first')).toBeUndefined();
+    await createRoute.getByLabel(/^Fallbacks/).fill('[{"provider": "openai", "model": "gpt-4o-mini"}]');
+    await createRoute.getByRole('button', { name: 'Create model route' }).click();
+    await page.getByText('Created haiku first.').waitFor(WAIT);
+    const route = await routeNamed('haiku first');
+    expect(route).toMatchObject({ project_id: t.projectId, model: { provider: 'anthropic', model: 'claude-3-5-haiku' }, fallbacks: [{ provider: 'openai', model: 'gpt-4o-mini' }] });
+
+    // Edit one field: PATCH keeps the others.
+    const routeRow = page.locator('table.list tbody tr', { hasText: 'haiku first' });
+    await routeRow.getByRole('button', { name: 'Edit haiku first' }).click();
+    const editRoute = page.getByRole('form', { name: 'Edit haiku first' });
+    await editRoute.waitFor(WAIT);
+    expect(await editRoute.getByLabel(/^Fallbacks/).inputValue()).toContain('gpt-4o-mini');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await editRoute.getByLabel(/^Model/).fill('claude-3-5-sonnet');
+    await editRoute.getByRole('button', { name: 'Save model route' }).click();
+    await page.getByText('Saved haiku first.').waitFor(WAIT);
+    expect(await routeNamed('haiku first')).toMatchObject({ id: route!.id, project_id: t.projectId, model: { provider: 'anthropic', model: 'claude-3-5-sonnet' }, fallbacks: [{ provider: 'openai', model: 'gpt-4o-mini' }] });
+    expect(await routeRow.textContent()).toContain('anthropic/claude-3-5-sonnet');
+
+    // A policy: trigger and steps as JSON; a refusal of the API is shown as it gave it.
+    await page.getByRole('navigation', { name: 'Control loop' }).getByRole('link', { name: 'Policies' }).click();
+    const createPolicy = page.getByRole('form', { name: 'Create a policy' });
+    await createPolicy.waitFor(WAIT);
+    await createPolicy.getByLabel('Name').fill('escalate rate limits');
+    await createPolicy.getByLabel('Project').selectOption(t.projectId);
+    await createPolicy.getByLabel(/^Trigger/).fill('failure_types: RateLimit');
+    await createPolicy.getByLabel(/^Steps/).fill('[{"type": "retry"}, {"type": "retry"}]');
+    await createPolicy.getByLabel(/^Max retry depth/).fill('2');
+    await createPolicy.getByLabel('Require owner approval').check();
+    await createPolicy.getByRole('button', { name: 'Create policy' }).click();
+    expect(await createPolicy.getByRole('alert').textContent()).toContain('Trigger:');
+    await createPolicy.getByLabel(/^Trigger/).fill('{"failure_types": ["RateLimit"]}');
+    await createPolicy.getByRole('button', { name: 'Create policy' }).click();
+    await createPolicy.getByRole('alert').getByText('each step type at most once').waitFor(WAIT);
+    expect(await createPolicy.getByRole('alert').textContent()).toContain('400');
+    await createPolicy.getByLabel(/^Steps/).fill(`[{"type": "fallback_model", "model_route_id": "${route!.id}"}, {"type": "escalate"}]`);
+    await createPolicy.getByRole('button', { name: 'Create policy' }).click();
+    await page.getByText('Created escalate rate limits.').waitFor(WAIT);
+    const policy = await policyNamed('escalate rate limits');
+    expect(policy).toMatchObject({
+      project_id: t.projectId,
+      enabled: true,
+      trigger: { failure_types: ['RateLimit'] },
+      steps: [{ type: 'fallback_model', model_route_id: route!.id }, { type: 'escalate' }],
+      max_retry_depth: 2,
+      max_cascade_depth: 5,
+      require_approval: true,
+    });
+
+    const policyRow = page.locator('table.list tbody tr', { hasText: 'escalate rate limits' });
+    await policyRow.getByRole('button', { name: 'Edit escalate rate limits' }).click();
+    const editPolicy = page.getByRole('form', { name: 'Edit escalate rate limits' });
+    await editPolicy.waitFor(WAIT);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await editPolicy.getByLabel(/^Max cascade depth/).fill('8');
+    await editPolicy.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Saved escalate rate limits.').waitFor(WAIT);
+    expect(await policyNamed('escalate rate limits')).toMatchObject({
+      id: policy!.id,
+      trigger: { failure_types: ['RateLimit'] },
+      steps: [{ type: 'fallback_model', model_route_id: route!.id }, { type: 'escalate' }],
+      max_retry_depth: 2,
+      max_cascade_depth: 8,
+      require_approval: true,
+    });
+    expect(await policyRow.textContent()).toContain('2 retries, depth 8');
+
+    // Delete, owner only, after a confirm step: the first click only asks.
+    await policyRow.getByRole('button', { name: 'Delete escalate rate limits' }).click();
+    expect((await call('GET', `/v1/policies/${policy!.id}`, t.owner)).status).toBe(200);
+    await page.getByRole('group', { name: 'Delete escalate rate limits' }).getByRole('button', { name: 'Delete now' }).click();
+    await policyRow.waitFor({ state: 'detached', ...WAIT });
+    expect((await call('GET', `/v1/policies/${policy!.id}`, t.owner)).status).toBe(404);
+  });
+
   it('a viewer sees the queue but the decisions are disabled, saying why', async () => {
     await signIn(t.tenantId, 'viewer');
     await page.goto(`${appUrl}/control/actions/${escalation}`);
@@ -228,5 +323,32 @@ describe('control actions, policies and model routes', () => {
     await reject.waitFor(WAIT);
     expect(await reject.isDisabled()).toBe(true);
     expect(await page.locator('.decision-reason').first().textContent()).toContain('needs the owner role (you are viewer)');
+
+    // The policy and model route forms: every write control disabled, the reason next to it.
+    const reasonOf = async (control: ReturnType<Page['getByRole']>) => page.locator(`[id="${await control.getAttribute('aria-describedby')}"]`).textContent();
+    await page.goto(`${appUrl}/control/policies`);
+    const createPolicy = page.getByRole('form', { name: 'Create a policy' });
+    await page.locator('table.list tbody tr', { hasText: 'retry capital questions' }).waitFor(WAIT);
+    expect(await createPolicy.getByRole('button', { name: 'Create policy' }).isDisabled()).toBe(true);
+    expect(await createPolicy.getByLabel('Name').isDisabled()).toBe(true);
+    expect(await reasonOf(createPolicy)).toContain('needs the owner or member role (you are viewer)');
+    const deletePolicy = page.getByRole('button', { name: 'Delete retry capital questions' });
+    expect(await deletePolicy.isDisabled()).toBe(true);
+    expect(await reasonOf(deletePolicy)).toContain('needs the owner role (you are viewer)');
+    await page.getByRole('button', { name: 'Edit retry capital questions' }).click();
+    const editPolicy = page.getByRole('form', { name: 'Edit retry capital questions' });
+    expect(await editPolicy.getByRole('button', { name: 'Save policy' }).isDisabled()).toBe(true);
+    expect(await reasonOf(editPolicy)).toContain('Editing policies: needs the owner or member role (you are viewer)');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+
+    await page.goto(`${appUrl}/control/model-routes`);
+    const createRoute = page.getByRole('form', { name: 'Create a model route' });
+    await page.locator('table.list tbody tr', { hasText: 'mini then bigger' }).waitFor(WAIT);
+    expect(await createRoute.getByRole('button', { name: 'Create model route' }).isDisabled()).toBe(true);
+    expect(await reasonOf(createRoute)).toContain('needs the owner or member role (you are viewer)');
+    const deleteRoute = page.getByRole('button', { name: 'Delete mini then bigger' });
+    expect(await deleteRoute.isDisabled()).toBe(true);
+    expect(await reasonOf(deleteRoute)).toContain('needs the owner role (you are viewer)');
+    expect(await seriousA11yViolations(page)).toEqual([]);
   });
 });

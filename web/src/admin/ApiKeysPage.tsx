@@ -83,7 +83,7 @@ export function ApiKeysPage() {
                     <>
                       <span className="badge ok">active</span>{' '}
                       <ConfirmButton
-                        label={`Revoke ${key.name}`}
+                        action="Revoke" subject={key.name}
                         confirmLabel="Revoke now"
                         question={`Revoke ${key.name}? Calls with it stop working.`}
                         disabled={!mayRevoke.allowed || revoke.busy !== null}

@@ -146,7 +146,7 @@ function MemberRow({
       <td>{member.last_seen_at ? formatTime(member.last_seen_at) : '—'}</td>
       <td>
         <ConfirmButton
-          label={`Remove ${name}`}
+          action="Remove" subject={name}
           confirmLabel={member.status === 'invited' ? 'Cancel the invitation' : 'Remove now'}
           question={member.status === 'invited' ? `Cancel the invitation of ${name}?` : `Remove ${name}? Their sessions stop within 30 s.`}
           disabled={!mayRemove || busy}

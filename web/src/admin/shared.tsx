@@ -45,14 +45,17 @@ export function useAction() {
 
 /** An inline "are you sure?": the first button asks, the confirm button takes the focus. */
 export function ConfirmButton({
-  label,
+  action,
+  subject,
   confirmLabel,
   question,
   onConfirm,
   disabled,
   describedBy,
 }: {
-  label: string;
+  /** The visible verb ("Delete"); the subject completes the accessible name without crowding a table row. */
+  action: string;
+  subject: string;
   confirmLabel: string;
   question: ReactNode;
   onConfirm: () => void;
@@ -63,12 +66,13 @@ export function ConfirmButton({
   if (!asking) {
     return (
       <button type="button" onClick={() => setAsking(true)} disabled={disabled} aria-describedby={describedBy}>
-        {label}
+        {action}
+        <span className="visually-hidden"> {subject}</span>
       </button>
     );
   }
   return (
-    <span className="confirm" role="group" aria-label={label}>
+    <span className="confirm" role="group" aria-label={`${action} ${subject}`}>
       <span>{question}</span>
       <button
         type="button"

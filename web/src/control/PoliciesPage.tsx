@@ -1,14 +1,16 @@
-import { useEffect } from 'react';
+import { useEffect, useReducer, useState } from 'react';
 import { api, unwrap, type Ok } from '../api/client';
+import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import type { ModelRoute, Policy } from './config';
 import { ControlNav } from './ControlNav';
+import { ModelRouteForm } from './ModelRouteForm';
+import { PolicyForm } from './PolicyForm';
 import { usePages } from '../api/usePages';
 
 type PolicyList = Ok<'/v1/policies'>;
-type Policy = PolicyList['policies'][number];
 type RouteList = Ok<'/v1/model-routes'>;
-type ModelRoute = RouteList['model_routes'][number];
 
 /** The trigger and steps as the API stores them, one readable line each. */
 const describe = (value: Record<string, unknown>): string =>
@@ -27,7 +29,12 @@ function LoadMore({ list }: { list: { hasMore: boolean; loadingMore: boolean; lo
 }
 
 export function PoliciesPage() {
-  const list = usePages('policies', (cursor, signal) => unwrap(api.GET('/v1/policies', { params: { query: { limit: 50, cursor } }, signal })), (p: PolicyList) => p.policies);
+  const [version, reload] = useReducer((n: number) => n + 1, 0);
+  const [editing, setEditing] = useState<Policy | null>(null);
+  const [saved, setSaved] = useState('');
+  const remove = useAction();
+  const mayDelete = usePermission('DELETE /v1/policies/{id}');
+  const list = usePages(`policies:${version}`, (cursor, signal) => unwrap(api.GET('/v1/policies', { params: { query: { limit: 50, cursor } }, signal })), (p: PolicyList) => p.policies);
   useEffect(() => {
     document.title = 'Policies · Looptrace';
   }, []);
@@ -36,6 +43,22 @@ export function PoliciesPage() {
       <h1>Control loop: policies</h1>
       <ControlNav />
       <p className="hint">What starts a remediation chain, the steps it tries in order and its caps (docs/control-loop.md).</p>
+      <PolicyForm
+        key={editing ? `${editing.id}:${editing.updated_at}` : `new:${version}`}
+        policy={editing}
+        onSaved={(message) => {
+          setSaved(message);
+          setEditing(null);
+          reload();
+        }}
+        onCancel={() => setEditing(null)}
+      />
+      <p role="status" className="hint">
+        {saved}
+      </p>
+      <h2>Policies</h2>
+      <Reason id="delete-policy-reason" permission={mayDelete} what="Deleting policies" />
+      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading policies…</p>}
       {!list.loading && list.items.length === 0 && list.error === undefined && <p>No policies yet.</p>}
@@ -51,6 +74,7 @@ export function PoliciesPage() {
               <th scope="col">Caps</th>
               <th scope="col">Approval</th>
               <th scope="col">Updated</th>
+              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
@@ -71,6 +95,25 @@ export function PoliciesPage() {
                 </td>
                 <td>{p.require_approval ? 'owner approves' : 'runs at once'}</td>
                 <td>{formatTime(p.updated_at)}</td>
+                <td>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      setSaved('');
+                      setEditing(p);
+                    }}
+                  >
+                    Edit<span className="visually-hidden"> {p.name}</span>
+                  </button>{' '}
+                  <ConfirmButton
+                    action="Delete" subject={p.name}
+                    confirmLabel="Delete now"
+                    question="Its chains stop; its actions stay."
+                    disabled={!mayDelete.allowed || remove.busy !== null}
+                    describedBy={mayDelete.allowed ? undefined : 'delete-policy-reason'}
+                    onConfirm={() => void remove.run(p.id, () => unwrap(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))).then(reload)}
+                  />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -82,7 +125,12 @@ export function PoliciesPage() {
 }
 
 export function ModelRoutesPage() {
-  const list = usePages('model-routes', (cursor, signal) => unwrap(api.GET('/v1/model-routes', { params: { query: { limit: 50, cursor } }, signal })), (p: RouteList) => p.model_routes);
+  const [version, reload] = useReducer((n: number) => n + 1, 0);
+  const [editing, setEditing] = useState<ModelRoute | null>(null);
+  const [saved, setSaved] = useState('');
+  const remove = useAction();
+  const mayDelete = usePermission('DELETE /v1/model-routes/{id}');
+  const list = usePages(`model-routes:${version}`, (cursor, signal) => unwrap(api.GET('/v1/model-routes', { params: { query: { limit: 50, cursor } }, signal })), (p: RouteList) => p.model_routes);
   useEffect(() => {
     document.title = 'Model routes · Looptrace';
   }, []);
@@ -91,6 +139,22 @@ export function ModelRoutesPage() {
       <h1>Control loop: model routes</h1>
       <ControlNav />
       <p className="hint">A model and the fallbacks that fallback_model steps try in order.</p>
+      <ModelRouteForm
+        key={editing ? `${editing.id}:${editing.updated_at}` : `new:${version}`}
+        route={editing}
+        onSaved={(message) => {
+          setSaved(message);
+          setEditing(null);
+          reload();
+        }}
+        onCancel={() => setEditing(null)}
+      />
+      <p role="status" className="hint">
+        {saved}
+      </p>
+      <h2>Model routes</h2>
+      <Reason id="delete-route-reason" permission={mayDelete} what="Deleting model routes" />
+      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading model routes…</p>}
       {!list.loading && list.items.length === 0 && list.error === undefined && <p>No model routes yet.</p>}
@@ -104,6 +168,7 @@ export function ModelRoutesPage() {
               <th scope="col">Fallbacks, in order</th>
               <th scope="col">Project</th>
               <th scope="col">Updated</th>
+              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
@@ -114,6 +179,25 @@ export function ModelRoutesPage() {
                 <td>{r.fallbacks.length === 0 ? <span className="muted">none</span> : r.fallbacks.map(modelName).join(' → ')}</td>
                 <td>{r.project_id ? <code>{r.project_id}</code> : 'every project'}</td>
                 <td>{formatTime(r.updated_at)}</td>
+                <td>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      setSaved('');
+                      setEditing(r);
+                    }}
+                  >
+                    Edit<span className="visually-hidden"> {r.name}</span>
+                  </button>{' '}
+                  <ConfirmButton
+                    action="Delete" subject={r.name}
+                    confirmLabel="Delete now"
+                    question="fallback_model steps naming it stop finding models."
+                    disabled={!mayDelete.allowed || remove.busy !== null}
+                    describedBy={mayDelete.allowed ? undefined : 'delete-route-reason'}
+                    onConfirm={() => void remove.run(r.id, () => unwrap(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))).then(reload)}
+                  />
+                </td>
               </tr>
             ))}
           </tbody>

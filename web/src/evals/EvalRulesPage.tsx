@@ -115,7 +115,7 @@ export function EvalRulesPage() {
                     Edit<span className="visually-hidden"> {rule.name}</span>
                   </button>{' '}
                   <ConfirmButton
-                    label={`Delete ${rule.name}`}
+                    action="Delete" subject={rule.name}
                     confirmLabel="Delete now"
                     question="Its versions and evaluations stay."
                     disabled={!mayDelete.allowed || remove.busy !== null}

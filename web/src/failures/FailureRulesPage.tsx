@@ -72,7 +72,7 @@ export function FailureRulesPage() {
                 <td>{formatTime(rule.created_at)}</td>
                 <td>
                   <ConfirmButton
-                    label={`Delete ${rule.name}`}
+                    action="Delete" subject={rule.name}
                     confirmLabel="Delete now"
                     question={`Delete ${rule.name}? Its clusters stay.`}
                     disabled={!mayDelete.allowed || remove.busy !== null}

@@ -90,7 +90,7 @@ export function SavedFilters({ filters, onLoad }: { filters: TraceFilters; onLoa
                   Replace with current filters<span className="visually-hidden"> ({saved.name})</span>
                 </button>{' '}
                 <ConfirmButton
-                  label={`Delete ${saved.name}`}
+                  action="Delete" subject={saved.name}
                   confirmLabel="Delete it"
                   question={`Delete the saved filter ${saved.name}?`}
                   onConfirm={() => remove(saved)}
