@@ -314,6 +314,8 @@ describe('control actions, policies and model routes', () => {
     await page.getByRole('group', { name: 'Delete escalate rate limits' }).getByRole('button', { name: 'Delete now' }).click();
     await policyRow.waitFor({ state: 'detached', ...WAIT });
     expect((await call('GET', `/v1/policies/${policy!.id}`, t.owner)).status).toBe(404);
+    // The 204 has no body: a success, not an error notice.
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('a viewer sees the queue but the decisions are disabled, saying why', async () => {

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workers } from '../../src/jobs/workers.js';
+import { signatureOf } from '../../src/modules/webhooks/delivery.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { HttpsReceiver, makeTestCa, trustInThisProcess } from '../helpers/https-receiver.js';
@@ -20,6 +21,7 @@ import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/worke
  * https receiver on loopback. Each page passes axe and is screenshotted.
  */
 const WAIT = { timeout: 30_000 };
+const SECRET = 'whsec-e2e-0123456789abcdef';
 const WEB_DIST = path.resolve(import.meta.dirname, '../../web/dist');
 const ca = makeTestCa();
 trustInThisProcess(ca);
@@ -139,6 +141,24 @@ describe('failures', () => {
     expect(await slow.getByRole('button', { name: 'Delete slow calls' }).isEnabled()).toBe(true);
     await checkPage();
   });
+
+  it('disables and re-enables a rule, then deletes it after confirming', async () => {
+    const slow = page.locator('table.rules tbody tr', { hasText: 'slow calls' });
+    const stored = async () => ((await getJson(ctx.app, t, '/v1/failure-rules')).body.failure_rules as { name: string; enabled: boolean }[]).find((r) => r.name === 'slow calls');
+    await slow.getByRole('button', { name: 'Disable slow calls' }).click();
+    await slow.getByRole('button', { name: 'Enable slow calls' }).waitFor(WAIT);
+    expect(await stored()).toMatchObject({ enabled: false });
+    expect(await slow.textContent()).toContain('disabled');
+    await slow.getByRole('button', { name: 'Enable slow calls' }).click();
+    await slow.getByRole('button', { name: 'Disable slow calls' }).waitFor(WAIT);
+    expect(await stored()).toMatchObject({ enabled: true });
+
+    await slow.getByRole('button', { name: 'Delete slow calls' }).click();
+    await slow.getByRole('group', { name: 'Delete slow calls' }).getByRole('button', { name: 'Delete now' }).click();
+    await slow.waitFor({ state: 'detached', ...WAIT });
+    expect(await stored()).toBeUndefined();
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
 });
 
 describe('metrics', () => {
@@ -176,7 +196,7 @@ describe('webhooks', () => {
   it('creates a webhook, sends a test and shows a delivery', async () => {
     await open('Webhooks', 'Webhooks');
     await page.getByRole('textbox', { name: 'URL (https)' }).fill(receiver.url('/hook'));
-    await page.getByLabel('Secret (at least 16 characters)').fill('whsec-e2e-0123456789abcdef');
+    await page.getByLabel('Secret (at least 16 characters)').fill(SECRET);
     await page.getByRole('checkbox', { name: /anomaly\.detected/ }).check();
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByText(`Created the webhook for ${receiver.url('/hook')}.`).waitFor(WAIT);
@@ -196,6 +216,41 @@ describe('webhooks', () => {
     await delivery.waitFor(WAIT);
     expect(await delivery.textContent()).toContain('200');
     await checkPage('webhooks');
+  });
+
+  it('edits a webhook (disabled, events changed, secret kept) and deletes it after confirming', async () => {
+    const url = receiver.url('/hook');
+    const stored = async () => {
+      const list = (await getJson(ctx.app, t, '/v1/webhooks')).body.webhooks as { id: string; url: string; enabled: boolean; events: string[] }[];
+      return list.find((w) => w.url === url);
+    };
+    const before = await stored();
+    const hook = page.getByRole('listitem', { name: `Webhook ${url}` });
+    await hook.getByRole('button', { name: `Edit the webhook for ${url}` }).click();
+    const edit = page.getByRole('form', { name: `Edit the webhook for ${url}` });
+    await edit.waitFor(WAIT);
+    expect(await edit.getByRole('textbox', { name: 'URL (https)' }).inputValue()).toBe(url);
+    await edit.getByRole('checkbox', { name: /failure\.detected/ }).uncheck();
+    await edit.getByRole('checkbox', { name: /^Enabled/ }).uncheck();
+    await checkPage();
+    await edit.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText(`Saved the webhook for ${url}.`).waitFor(WAIT);
+    expect(await stored()).toMatchObject({ id: before!.id, enabled: false, events: ['anomaly.detected'] });
+    await hook.getByText('disabled', { exact: true }).waitFor(WAIT);
+
+    // The secret was kept: a test still signs with it and the receiver still answers.
+    const received = receiver.to('/hook').length;
+    await hook.getByRole('button', { name: 'Send a test' }).click();
+    await hook.getByText('Test answered: status 200').waitFor(WAIT);
+    const ping = receiver.to('/hook')[received]!;
+    expect(ping.headers['x-service-signature']).toBe(signatureOf(ping.rawBody.toString(), SECRET));
+
+    await hook.getByRole('button', { name: `Delete the webhook for ${url}` }).click();
+    expect(await stored()).toBeDefined();
+    await hook.getByRole('group', { name: `Delete the webhook for ${url}` }).getByRole('button', { name: 'Delete now' }).click();
+    await hook.waitFor({ state: 'detached', ...WAIT });
+    expect(await stored()).toBeUndefined();
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('shows the owner-only controls disabled with the reason for a member', async () => {

@@ -189,4 +189,18 @@ describe('the web dashboard with single sign-on', () => {
     expect(await seriousA11yViolations(page)).toEqual([]);
     await screenshot(page, 'trace-detail');
   });
+
+  it('signs out at the identity provider too: the next sign-in asks for the account again', async () => {
+    const endSession = page.waitForRequest((r) => r.url().startsWith(`${idp.issuer}/session/end?`), WAIT);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const query = new URL((await endSession).url()).searchParams;
+    expect(query.get('post_logout_redirect_uri')).toBe(`${appUrl}/sign-in`);
+    expect(query.get('id_token_hint')).toMatch(/^ey/);
+
+    await page.getByRole('button', { name: 'Yes, sign me out' }).click(WAIT); // oidc-provider's own confirmation
+    await page.waitForURL((url) => url.pathname === '/sign-in', WAIT);
+    expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { getItem(k: string): string | null } }).localStorage.getItem('looptrace.session'))).toBeNull();
+    await page.getByRole('button', { name: 'Sign in with single sign-on' }).click(WAIT);
+    await page.locator('input[name="login"]').waitFor(WAIT);
+  });
 });

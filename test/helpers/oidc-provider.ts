@@ -34,6 +34,7 @@ export async function startOidcProvider(options: {
         client_id: options.clientId,
         token_endpoint_auth_method: 'none',
         redirect_uris: [options.redirectUri],
+        post_logout_redirect_uris: [new URL('/sign-in', options.redirectUri).toString()],
         grant_types: ['authorization_code'],
         response_types: ['code'],
       },

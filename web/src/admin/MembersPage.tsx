@@ -1,5 +1,5 @@
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
-import { api, unwrap, type Ok, type Role } from '../api/client';
+import { api, noContent, unwrap, type Ok, type Role } from '../api/client';
 import { useMe } from '../shell/MeContext';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
@@ -65,12 +65,7 @@ export function MembersPage() {
                 }
                 onRemove={() =>
                   void change
-                    .run(member.id, async () => {
-                      const { error, response } = await api.DELETE('/v1/members/{id}', { params: { path: { id: member.id } } });
-                      // 204: no body to unwrap.
-                      if (!response.ok) await unwrap(Promise.resolve({ error, response }));
-                      return true;
-                    })
+                    .run(member.id, () => noContent(api.DELETE('/v1/members/{id}', { params: { path: { id: member.id } } })))
                     .then((done) => done && reload())
                 }
               />

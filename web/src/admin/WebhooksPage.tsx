@@ -1,16 +1,17 @@
-import { useEffect, useReducer, useState, type FormEvent } from 'react';
-import { api, unwrap, type Ok } from '../api/client';
+import { useEffect, useReducer, useState, type FormEvent, type ReactNode } from 'react';
+import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
 import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { Reason, useAction, usePermission } from './shared';
+import { ConfirmButton, Reason, useAction, usePermission } from './shared';
 import { usePages } from '../api/usePages';
 
 type WebhookList = Ok<'/v1/webhooks'>;
 type Webhook = WebhookList['webhooks'][number];
 type EventType = Webhook['events'][number];
 type CreateWebhook = NonNullable<paths['/v1/webhooks']['post']['requestBody']>['content']['application/json'];
+type UpdateWebhook = NonNullable<paths['/v1/webhooks/{id}']['patch']['requestBody']>['content']['application/json'];
 type TestResult = NonNullable<Awaited<ReturnType<typeof testWebhook>>>;
 
 /** The events a webhook can subscribe to; an event the API adds fails the build until it is named here. */
@@ -23,9 +24,13 @@ const MIN_SECRET = 16;
 
 const testWebhook = (id: string) => unwrap(api.POST('/v1/webhooks/{id}/test', { params: { path: { id } } }));
 
-/** Webhooks (Pro plan and above): list, create, send a test ping, and each one's delivery log. */
+/** Webhooks (Pro plan and above): list, create, edit, delete, send a test ping, and each one's delivery log. */
 export function WebhooksPage() {
   const [version, reload] = useReducer((n: number) => n + 1, 0);
+  const [editing, setEditing] = useState<Webhook | null>(null);
+  const [saved, setSaved] = useState('');
+  const remove = useAction();
+  const mayDelete = usePermission('DELETE /v1/webhooks/{id}');
   const list = usePages(
     `webhooks:${version}`,
     (cursor, signal) => unwrap(api.GET('/v1/webhooks', { params: { query: { limit: 100, cursor } }, signal })),
@@ -41,14 +46,48 @@ export function WebhooksPage() {
       <p className="hint">
         Looptrace POSTs each subscribed event to the webhook&apos;s https URL, signed with HMAC-SHA256 of its secret (the secret is stored encrypted and never shown again).
       </p>
-      <CreateWebhookForm onCreated={reload} />
+      <WebhookForm
+        key={editing ? `${editing.id}:${editing.updated_at}` : `new:${version}`}
+        hook={editing}
+        onSaved={(message) => {
+          setSaved(message);
+          setEditing(null);
+          reload();
+        }}
+        onCancel={() => setEditing(null)}
+      />
+      <p role="status" className="hint">
+        {saved}
+      </p>
       <h2>Webhooks</h2>
+      <Reason id="delete-webhook-reason" permission={mayDelete} what="Deleting webhooks" />
+      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading the webhooks…</p>}
       {!list.loading && list.items.length === 0 && list.error === undefined && <p>No webhooks yet.</p>}
       <ul className="webhooks">
         {list.items.map((hook) => (
-          <WebhookItem key={hook.id} hook={hook} />
+          <WebhookItem
+            key={hook.id}
+            hook={hook}
+            onEdit={() => {
+              setSaved('');
+              setEditing(hook);
+            }}
+            remove={
+              <ConfirmButton
+                action="Delete"
+                subject={`the webhook for ${hook.url}`}
+                confirmLabel="Delete now"
+                question="Its pending deliveries are dropped."
+                disabled={!mayDelete.allowed || remove.busy !== null}
+                describedBy={mayDelete.allowed ? undefined : 'delete-webhook-reason'}
+                onConfirm={() =>
+                  void remove.run(hook.id, () => noContent(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))).then((done) => done && reload())
+                }
+              />
+            }
+          />
         ))}
       </ul>
       {list.hasMore && (
@@ -60,40 +99,51 @@ export function WebhooksPage() {
   );
 }
 
-function CreateWebhookForm({ onCreated }: { onCreated: () => void }) {
-  const allowed = usePermission('POST /v1/webhooks');
-  const create = useAction();
-  const [url, setUrl] = useState('');
+/** Create a webhook, or edit one (PATCH: only what changed is sent; an empty secret keeps the stored one). */
+function WebhookForm({ hook, onSaved, onCancel }: { hook: Webhook | null; onSaved: (message: string) => void; onCancel: () => void }) {
+  const allowed = usePermission(hook ? 'PATCH /v1/webhooks/{id}' : 'POST /v1/webhooks');
+  const save = useAction();
+  const [url, setUrl] = useState(hook?.url ?? '');
   const [secret, setSecret] = useState('');
-  const [events, setEvents] = useState<EventType[]>(['failure.detected']);
-  const [done, setDone] = useState('');
-  const disabled = !allowed.allowed || create.busy !== null;
+  const [events, setEvents] = useState<EventType[]>(hook?.events ?? ['failure.detected']);
+  const [enabled, setEnabled] = useState(hook?.enabled ?? true);
+  const disabled = !allowed.allowed || save.busy !== null;
+  const title = hook ? `Edit the webhook for ${hook.url}` : 'Create a webhook';
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setDone('');
-    const body: CreateWebhook = { url: url.trim(), secret, events };
-    const hook = await create.run('create', () => unwrap(api.POST('/v1/webhooks', { body })));
-    if (hook) {
-      setUrl('');
-      setSecret('');
-      setDone(`Created the webhook for ${hook.url}.`);
-      onCreated();
-    }
+    const saved = await save.run('save', () => {
+      if (!hook) {
+        const body: CreateWebhook = { url: url.trim(), secret, events, enabled };
+        return unwrap(api.POST('/v1/webhooks', { body }));
+      }
+      const body: UpdateWebhook = { url: url.trim(), events, enabled, ...(secret === '' ? {} : { secret }) };
+      return unwrap(api.PATCH('/v1/webhooks/{id}', { params: { path: { id: hook.id } }, body }));
+    });
+    if (saved) onSaved(hook ? `Saved the webhook for ${saved.url}.` : `Created the webhook for ${saved.url}.`);
   };
 
   return (
-    <form className="card admin-form" onSubmit={(e) => void submit(e)} aria-labelledby="create-webhook-title" aria-describedby={allowed.allowed ? undefined : 'create-webhook-reason'}>
-      <h2 id="create-webhook-title">Create a webhook</h2>
-      <Reason id="create-webhook-reason" permission={allowed} what="Creating webhooks" />
+    <form className="card admin-form" onSubmit={(e) => void submit(e)} aria-label={title} aria-describedby={allowed.allowed ? undefined : 'webhook-form-reason'}>
+      <h2>{title}</h2>
+      <Reason id="webhook-form-reason" permission={allowed} what={hook ? 'Editing webhooks' : 'Creating webhooks'} />
       <div className="form-row">
         <label>
           URL (https)
           <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required maxLength={2000} placeholder="https://example.com/looptrace" disabled={disabled} />
         </label>
         <label>
-          Secret (at least {MIN_SECRET} characters)
-          <input type="password" autoComplete="new-password" value={secret} onChange={(e) => setSecret(e.target.value)} required minLength={MIN_SECRET} maxLength={256} disabled={disabled} />
+          {hook ? `New secret (empty keeps the current one; at least ${MIN_SECRET} characters)` : `Secret (at least ${MIN_SECRET} characters)`}
+          <input
+            type="password"
+            autoComplete="new-password"
+            value={secret}
+            onChange={(e) => setSecret(e.target.value)}
+            required={!hook}
+            minLength={MIN_SECRET}
+            maxLength={256}
+            disabled={disabled}
+          />
         </label>
       </div>
       <fieldset className="form-row" disabled={disabled}>
@@ -108,22 +158,28 @@ function CreateWebhookForm({ onCreated }: { onCreated: () => void }) {
             <code>{value}</code>: {label}
           </label>
         ))}
+        <label className="check">
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} />
+          Enabled (a disabled webhook receives nothing)
+        </label>
       </fieldset>
       <div className="form-row">
         <button type="submit" className="primary" disabled={disabled || events.length === 0}>
-          {create.busy ? 'Creating…' : 'Create webhook'}
+          {save.busy ? 'Saving…' : hook ? 'Save webhook' : 'Create webhook'}
         </button>
+        {hook && (
+          <button type="button" onClick={onCancel}>
+            Cancel editing
+          </button>
+        )}
         {events.length === 0 && <span className="hint">Pick at least one event.</span>}
       </div>
-      <p role="status" className="hint">
-        {done}
-      </p>
-      {create.error !== undefined && <ErrorNotice error={create.error} />}
+      {save.error !== undefined && <ErrorNotice error={save.error} />}
     </form>
   );
 }
 
-function WebhookItem({ hook }: { hook: Webhook }) {
+function WebhookItem({ hook, onEdit, remove }: { hook: Webhook; onEdit: () => void; remove: ReactNode }) {
   const mayTest = usePermission('POST /v1/webhooks/{id}/test');
   const test = useAction();
   const [result, setResult] = useState<TestResult>();
@@ -156,6 +212,10 @@ function WebhookItem({ hook }: { hook: Webhook }) {
         <button type="button" aria-expanded={showLog} onClick={() => setShowLog((s) => !s)}>
           {showLog ? 'Hide the delivery log' : 'Show the delivery log'}
         </button>
+        <button type="button" onClick={onEdit}>
+          Edit<span className="visually-hidden"> the webhook for {hook.url}</span>
+        </button>
+        {remove}
       </p>
       <Reason id={reasonId} permission={mayTest} what="Sending a test" />
       <div role="status" aria-live="polite">

@@ -47,8 +47,18 @@ api.use({
 export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
   if (response.ok && data !== undefined) return data;
-  throw new ApiError(
+  throw refusal(error, response);
+}
+
+/** A call answered 204 without a body (deletions): true once it succeeded, its error body thrown otherwise. */
+export async function noContent(call: Promise<{ error?: unknown; response: Response }>): Promise<true> {
+  const { error, response } = await call;
+  if (response.ok) return true;
+  throw refusal(error, response);
+}
+
+const refusal = (error: unknown, response: Response): ApiError =>
+  new ApiError(
     response.status,
     isErrorBody(error) ? error : { error: `the API answered ${response.status}`, code: 'unexpected', request_id: response.headers.get('x-request-id') ?? '' },
   );
-}

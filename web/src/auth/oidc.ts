@@ -35,3 +35,15 @@ export async function finishOidcSignIn(config: OidcConfig): Promise<{ session: S
   const next = safeNext((user.state as { next?: string } | undefined)?.next);
   return { session: { token: user.id_token, via: 'oidc', expiresAt: user.profile.exp * 1000 }, next };
 }
+
+/**
+ * Ends the session at the identity provider too (RP-initiated logout), so that the next sign-in on
+ * this browser asks for the account again; the provider sends the browser back to /sign-in.
+ * False when the provider has no end_session_endpoint: then only this browser forgets the session.
+ */
+export async function endProviderSession(config: OidcConfig, idToken: string): Promise<boolean> {
+  const manager = await userManager(config);
+  if (!(await manager.metadataService.getEndSessionEndpoint())) return false;
+  await manager.signoutRedirect({ id_token_hint: idToken, post_logout_redirect_uri: `${window.location.origin}/sign-in` });
+  return true;
+}

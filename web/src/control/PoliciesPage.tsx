@@ -1,5 +1,5 @@
 import { useEffect, useReducer, useState } from 'react';
-import { api, unwrap, type Ok } from '../api/client';
+import { api, noContent, unwrap, type Ok } from '../api/client';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
@@ -111,7 +111,7 @@ export function PoliciesPage() {
                     question="Its chains stop; its actions stay."
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-policy-reason'}
-                    onConfirm={() => void remove.run(p.id, () => unwrap(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))).then(reload)}
+                    onConfirm={() => void remove.run(p.id, () => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))).then((done) => done && reload())}
                   />
                 </td>
               </tr>
@@ -195,7 +195,7 @@ export function ModelRoutesPage() {
                     question="fallback_model steps naming it stop finding models."
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-route-reason'}
-                    onConfirm={() => void remove.run(r.id, () => unwrap(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))).then(reload)}
+                    onConfirm={() => void remove.run(r.id, () => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))).then((done) => done && reload())}
                   />
                 </td>
               </tr>

@@ -1,5 +1,5 @@
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
-import { api, unwrap } from '../api/client';
+import { api, noContent, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { useAllProjects } from '../admin/projects';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
@@ -121,7 +121,7 @@ export function EvalRulesPage() {
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-rule-reason'}
                     onConfirm={() =>
-                      void remove.run(rule.id, () => unwrap(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))).then(reload)
+                      void remove.run(rule.id, () => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))).then((done) => done && reload())
                     }
                   />
                 </td>

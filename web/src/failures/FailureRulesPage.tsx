@@ -1,5 +1,5 @@
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
-import { api, unwrap, type Ok } from '../api/client';
+import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
 import { useAllProjects, type Project } from '../admin/projects';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
@@ -24,6 +24,8 @@ export function FailureRulesPage() {
   const projects = useAllProjects();
   const remove = useAction();
   const mayDelete = usePermission('DELETE /v1/failure-rules/{id}');
+  const toggle = useAction();
+  const mayToggle = usePermission('PATCH /v1/failure-rules/{id}');
   useEffect(() => {
     document.title = 'Failure rules · Looptrace';
   }, []);
@@ -37,7 +39,9 @@ export function FailureRulesPage() {
       <CreateRuleForm projects={projects.data?.filter((p) => p.status === 'active') ?? []} onCreated={reload} />
       <h2>Rules</h2>
       <Reason id="delete-rule-reason" permission={mayDelete} what="Deleting rules" />
+      <Reason id="toggle-rule-reason" permission={mayToggle} what="Enabling and disabling rules" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {toggle.error !== undefined && <ErrorNotice error={toggle.error} />}
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading the rules…</p>}
       {!list.loading && list.items.length === 0 && list.error === undefined && <p>No failure rules yet.</p>}
@@ -71,20 +75,29 @@ export function FailureRulesPage() {
                 <td>{rule.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>}</td>
                 <td>{formatTime(rule.created_at)}</td>
                 <td>
+                  <button
+                    type="button"
+                    disabled={!mayToggle.allowed || toggle.busy !== null}
+                    aria-describedby={mayToggle.allowed ? undefined : 'toggle-rule-reason'}
+                    onClick={() =>
+                      void toggle
+                        .run(rule.id, () => unwrap(api.PATCH('/v1/failure-rules/{id}', { params: { path: { id: rule.id } }, body: { enabled: !rule.enabled } })))
+                        .then((done) => done && reload())
+                    }
+                  >
+                    {rule.enabled ? 'Disable' : 'Enable'}
+                    <span className="visually-hidden"> {rule.name}</span>
+                  </button>{' '}
                   <ConfirmButton
-                    action="Delete" subject={rule.name}
+                    action="Delete"
+                    subject={rule.name}
                     confirmLabel="Delete now"
                     question={`Delete ${rule.name}? Its clusters stay.`}
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-rule-reason'}
                     onConfirm={() =>
                       void remove
-                        .run(rule.id, async () => {
-                          const { error, response } = await api.DELETE('/v1/failure-rules/{id}', { params: { path: { id: rule.id } } });
-                          // 204: no body to unwrap.
-                          if (!response.ok) await unwrap(Promise.resolve({ error, response }));
-                          return true;
-                        })
+                        .run(rule.id, () => noContent(api.DELETE('/v1/failure-rules/{id}', { params: { path: { id: rule.id } } })))
                         .then((done) => done && reload())
                     }
                   />

@@ -2,7 +2,7 @@ import { NavLink, Outlet } from 'react-router';
 import { AdminNav } from '../admin/AdminNav';
 import type { Operation } from '../api/access';
 import { can, planName } from '../api/permissions';
-import { session } from '../auth/session';
+import { signOut } from '../auth/signOut';
 import { useMe } from './MeContext';
 
 /** Built pages behind a plan or role: a link when allowed, otherwise listed disabled with the reason. */
@@ -31,7 +31,7 @@ export function Layout() {
         <span className="user">
           {me.user.email ?? 'Signed in'} · {me.user.role}
         </span>
-        <button type="button" onClick={() => session.end('Signed out.')}>
+        <button type="button" onClick={() => void signOut('Signed out.')}>
           Sign out
         </button>
       </header>

@@ -1,7 +1,8 @@
 import { Navigate, useLocation } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
-import { session, useSessionState } from '../auth/session';
+import { useSessionState } from '../auth/session';
+import { signOut } from '../auth/signOut';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { Layout } from './Layout';
 import { MeContext } from './MeContext';
@@ -21,7 +22,7 @@ export function SignedIn() {
       <main className="sign-in">
         <h1>Signed in, but the API refuses this session</h1>
         <ErrorNotice error={me.error} />
-        <button type="button" onClick={() => session.end()}>
+        <button type="button" onClick={() => void signOut(null)}>
           Sign out
         </button>
       </main>

@@ -1,7 +1,7 @@
 import { useReducer, useState, type FormEvent } from 'react';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { usePages } from '../api/usePages';
-import { api, unwrap, type Ok } from '../api/client';
+import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { Permission } from '../api/permissions';
 import { useApi } from '../api/useApi';
 import { useMe } from '../shell/MeContext';
@@ -52,12 +52,7 @@ export function SavedFilters({ filters, onLoad }: { filters: TraceFilters; onLoa
       .then((done) => done && reload());
   const remove = (saved: SavedFilter) =>
     void change
-      .run(saved.id, async () => {
-        const { error, response } = await api.DELETE('/v1/saved-filters/{id}', { params: { path: { id: saved.id } } });
-        // 204: no body to unwrap.
-        if (!response.ok) await unwrap(Promise.resolve({ error, response }));
-        return true;
-      })
+      .run(saved.id, () => noContent(api.DELETE('/v1/saved-filters/{id}', { params: { path: { id: saved.id } } })))
       .then((done) => done && reload());
 
   return (
