@@ -69,6 +69,26 @@ describe('development sign-in, outside production', () => {
     expect(await control.textContent()).toContain('needs the Team plan or above (this tenant is on Starter)');
   });
 
+  it('loads the other pages when first opened; one whose code cannot be fetched says so and the rest keep working', async () => {
+    // The trace list came with the initial JS: the audit log's code is not in it.
+    const auditChunk = page.waitForResponse((r) => /\/assets\/AuditLogPage-[\w-]+\.js$/.test(r.url()), WAIT);
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Audit log' }).click();
+    expect((await auditChunk).status()).toBe(200);
+    await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor(WAIT);
+
+    // A release replaced the files while this tab stayed open: the members page's chunk is gone.
+    await page.route(/\/assets\/MembersPage-[\w-]+\.js$/, (route) => route.fulfill({ status: 404, body: 'not found' }));
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Members and seats' }).click();
+    const failure = page.getByRole('alert');
+    await failure.getByText('This page could not be shown').waitFor(WAIT);
+    expect(await failure.getByRole('button', { name: 'Reload the page' }).isVisible()).toBe(true);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Traces', exact: true }).click();
+    await page.locator('table.traces tbody tr', { hasText: 'summarize ticket' }).waitFor(WAIT);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await page.unroute(/\/assets\/MembersPage-[\w-]+\.js$/);
+  });
+
   it('signs out, saying so', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/sign-in/, WAIT);

@@ -1,37 +1,45 @@
-import { lazy, StrictMode, Suspense } from 'react';
+import { lazy, StrictMode, type ComponentType } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
-import { ApiKeysPage } from './admin/ApiKeysPage';
-import { AuditLogPage } from './admin/AuditLogPage';
-import { BillingPage } from './admin/BillingPage';
-import { MembersPage } from './admin/MembersPage';
-import { ProjectsPage } from './admin/ProjectsPage';
-import { WebhooksPage } from './admin/WebhooksPage';
 import { OidcCallbackPage } from './auth/OidcCallbackPage';
 import { SignInPage } from './auth/SignInPage';
-import { ActionDetailPage } from './control/ActionDetailPage';
-import { ActionsPage } from './control/ActionsPage';
-import { DeploymentDetailPage } from './control/DeploymentDetailPage';
-import { DeploymentsPage } from './control/DeploymentsPage';
-import { ModelRoutesPage, PoliciesPage } from './control/PoliciesPage';
-import { ClusterDetailPage } from './failures/ClusterDetailPage';
-import { FailureRulesPage } from './failures/FailureRulesPage';
-import { FailuresPage } from './failures/FailuresPage';
-import { SessionDetailPage } from './sessions/SessionDetailPage';
-import { SessionsPage } from './sessions/SessionsPage';
-import { ComparePage } from './evals/ComparePage';
-import { DatasetPage } from './evals/DatasetPage';
-import { DatasetsPage } from './evals/DatasetsPage';
-import { EvalRulesPage } from './evals/EvalRulesPage';
-import { EvaluationsPage } from './evals/EvaluationsPage';
-import { RunPage } from './evals/RunPage';
 import { NotFoundPage } from './shell/NotFoundPage';
 import { SignedIn } from './shell/SignedIn';
 import { TraceDetailPage } from './traces/TraceDetailPage';
 import { TracesPage } from './traces/TracesPage';
 import './styles.css';
 
-// The charts (uPlot) load with the metrics page only, not with the initial JS.
+/**
+ * The trace list and detail (where the dashboard opens) and sign-in come with the initial JS; every
+ * other page is a chunk fetched when first opened (Layout's Suspense shows that it is loading), so
+ * the first page does not wait for code it does not use: the charts (uPlot), the admin forms…
+ */
+function page<Name extends string>(load: () => Promise<Record<Name, ComponentType>>, name: Name) {
+  return lazy(() => load().then((module) => ({ default: module[name] })));
+}
+const ApiKeysPage = page(() => import('./admin/ApiKeysPage'), 'ApiKeysPage');
+const AuditLogPage = page(() => import('./admin/AuditLogPage'), 'AuditLogPage');
+const BillingPage = page(() => import('./admin/BillingPage'), 'BillingPage');
+const MembersPage = page(() => import('./admin/MembersPage'), 'MembersPage');
+const ProjectsPage = page(() => import('./admin/ProjectsPage'), 'ProjectsPage');
+const WebhooksPage = page(() => import('./admin/WebhooksPage'), 'WebhooksPage');
+const ActionDetailPage = page(() => import('./control/ActionDetailPage'), 'ActionDetailPage');
+const ActionsPage = page(() => import('./control/ActionsPage'), 'ActionsPage');
+const DeploymentDetailPage = page(() => import('./control/DeploymentDetailPage'), 'DeploymentDetailPage');
+const DeploymentsPage = page(() => import('./control/DeploymentsPage'), 'DeploymentsPage');
+const ModelRoutesPage = page(() => import('./control/PoliciesPage'), 'ModelRoutesPage');
+const PoliciesPage = page(() => import('./control/PoliciesPage'), 'PoliciesPage');
+const ClusterDetailPage = page(() => import('./failures/ClusterDetailPage'), 'ClusterDetailPage');
+const FailureRulesPage = page(() => import('./failures/FailureRulesPage'), 'FailureRulesPage');
+const FailuresPage = page(() => import('./failures/FailuresPage'), 'FailuresPage');
+const SessionDetailPage = page(() => import('./sessions/SessionDetailPage'), 'SessionDetailPage');
+const SessionsPage = page(() => import('./sessions/SessionsPage'), 'SessionsPage');
+const ComparePage = page(() => import('./evals/ComparePage'), 'ComparePage');
+const DatasetPage = page(() => import('./evals/DatasetPage'), 'DatasetPage');
+const DatasetsPage = page(() => import('./evals/DatasetsPage'), 'DatasetsPage');
+const EvalRulesPage = page(() => import('./evals/EvalRulesPage'), 'EvalRulesPage');
+const EvaluationsPage = page(() => import('./evals/EvaluationsPage'), 'EvaluationsPage');
+const RunPage = page(() => import('./evals/RunPage'), 'RunPage');
 const MetricsPage = lazy(() => import('./metrics/MetricsPage'));
 
 createRoot(document.getElementById('root')!).render(
@@ -70,14 +78,7 @@ createRoot(document.getElementById('root')!).render(
           <Route path="failures" element={<FailuresPage />} />
           <Route path="failures/clusters/:id" element={<ClusterDetailPage />} />
           <Route path="failures/rules" element={<FailureRulesPage />} />
-          <Route
-            path="metrics"
-            element={
-              <Suspense fallback={<p aria-live="polite">Loading the metrics page…</p>}>
-                <MetricsPage />
-              </Suspense>
-            }
-          />
+          <Route path="metrics" element={<MetricsPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Route>
       </Routes>

@@ -1,9 +1,10 @@
-import { NavLink, Outlet } from 'react-router';
+import { NavLink } from 'react-router';
 import { AdminNav } from '../admin/AdminNav';
 import type { Operation } from '../api/access';
 import { can, planName } from '../api/permissions';
 import { signOut } from '../auth/signOut';
 import { useMe } from './MeContext';
+import { PageOutlet } from './PageBoundary';
 
 /** Built pages behind a plan or role: a link when allowed, otherwise listed disabled with the reason. */
 const GATED_PAGES: { label: string; to: string; operation: Operation }[] = [
@@ -59,7 +60,7 @@ export function Layout() {
         <AdminNav />
       </nav>
       <main id="main" className="content">
-        <Outlet />
+        <PageOutlet />
       </main>
     </div>
   );
