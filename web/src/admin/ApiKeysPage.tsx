@@ -3,7 +3,7 @@ import { api, unwrap, type Ok } from '../api/client';
 import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { useAllProjects, type Project } from './projects';
+import { ProjectOptions, useAllProjects, type Project } from './projects';
 import { ConfirmButton, Reason, personName, useAction, usePermission } from './shared';
 
 type ApiKey = Ok<'/v1/apikeys'>[number];
@@ -132,12 +132,7 @@ function CreateKeyForm({ projects, onCreated }: { projects: Project[]; onCreated
         <label>
           Project (default for ingest)
           <select value={projectId} onChange={(e) => setProjectId(e.target.value)} disabled={disabled}>
-            <option value="">The first active project</option>
-            {projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects} empty="The first active project" />
           </select>
         </label>
         <label className="check">

@@ -4,6 +4,7 @@ import type { paths } from '../api/schema';
 import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import { EditButton, FormFooter, useEditor } from '../ui/editing';
 import { ConfirmButton, Reason, useAction, usePermission } from './shared';
 import { usePages } from '../api/usePages';
 
@@ -26,13 +27,11 @@ const testWebhook = (id: string) => unwrap(api.POST('/v1/webhooks/{id}/test', { 
 
 /** Webhooks (Pro plan and above): list, create, edit, delete, send a test ping, and each one's delivery log. */
 export function WebhooksPage() {
-  const [version, reload] = useReducer((n: number) => n + 1, 0);
-  const [editing, setEditing] = useState<Webhook | null>(null);
-  const [saved, setSaved] = useState('');
+  const editor = useEditor((hook: Webhook) => hook.updated_at);
   const remove = useAction();
   const mayDelete = usePermission('DELETE /v1/webhooks/{id}');
   const list = usePages(
-    `webhooks:${version}`,
+    `webhooks:${editor.version}`,
     (cursor, signal) => unwrap(api.GET('/v1/webhooks', { params: { query: { limit: 100, cursor } }, signal })),
     (page: WebhookList) => page.webhooks,
   );
@@ -46,19 +45,8 @@ export function WebhooksPage() {
       <p className="hint">
         Looptrace POSTs each subscribed event to the webhook&apos;s https URL, signed with HMAC-SHA256 of its secret (the secret is stored encrypted and never shown again).
       </p>
-      <WebhookForm
-        key={editing ? `${editing.id}:${editing.updated_at}` : `new:${version}`}
-        hook={editing}
-        onSaved={(message) => {
-          setSaved(message);
-          setEditing(null);
-          reload();
-        }}
-        onCancel={() => setEditing(null)}
-      />
-      <p role="status" className="hint">
-        {saved}
-      </p>
+      <WebhookForm key={editor.formKey} hook={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
+      {editor.status}
       <h2>Webhooks</h2>
       <Reason id="delete-webhook-reason" permission={mayDelete} what="Deleting webhooks" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
@@ -70,10 +58,7 @@ export function WebhooksPage() {
           <WebhookItem
             key={hook.id}
             hook={hook}
-            onEdit={() => {
-              setSaved('');
-              setEditing(hook);
-            }}
+            onEdit={() => editor.edit(hook)}
             remove={
               <ConfirmButton
                 action="Delete"
@@ -83,7 +68,7 @@ export function WebhooksPage() {
                 disabled={!mayDelete.allowed || remove.busy !== null}
                 describedBy={mayDelete.allowed ? undefined : 'delete-webhook-reason'}
                 onConfirm={() =>
-                  void remove.run(hook.id, () => noContent(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))).then((done) => done && reload())
+                  void remove.run(hook.id, () => noContent(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))).then((done) => done && editor.reload())
                 }
               />
             }
@@ -163,18 +148,17 @@ function WebhookForm({ hook, onSaved, onCancel }: { hook: Webhook | null; onSave
           Enabled (a disabled webhook receives nothing)
         </label>
       </fieldset>
-      <div className="form-row">
-        <button type="submit" className="primary" disabled={disabled || events.length === 0}>
-          {save.busy ? 'Saving…' : hook ? 'Save webhook' : 'Create webhook'}
-        </button>
-        {hook && (
-          <button type="button" onClick={onCancel}>
-            Cancel editing
-          </button>
-        )}
+      <FormFooter
+        editing={hook !== null}
+        busy={save.busy !== null}
+        disabled={disabled || events.length === 0}
+        createLabel="Create webhook"
+        saveLabel="Save webhook"
+        onCancel={onCancel}
+        error={save.error}
+      >
         {events.length === 0 && <span className="hint">Pick at least one event.</span>}
-      </div>
-      {save.error !== undefined && <ErrorNotice error={save.error} />}
+      </FormFooter>
     </form>
   );
 }
@@ -212,9 +196,7 @@ function WebhookItem({ hook, onEdit, remove }: { hook: Webhook; onEdit: () => vo
         <button type="button" aria-expanded={showLog} onClick={() => setShowLog((s) => !s)}>
           {showLog ? 'Hide the delivery log' : 'Show the delivery log'}
         </button>
-        <button type="button" onClick={onEdit}>
-          Edit<span className="visually-hidden"> the webhook for {hook.url}</span>
-        </button>
+        <EditButton subject={`the webhook for ${hook.url}`} onClick={onEdit} />
         {remove}
       </p>
       <Reason id={reasonId} permission={mayTest} what="Sending a test" />

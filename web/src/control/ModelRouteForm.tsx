@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { Reason, useAction, usePermission } from '../admin/shared';
-import { ErrorNotice } from '../ui/ErrorNotice';
+import { FormFooter } from '../ui/editing';
 import { MODEL_PROVIDERS, jsonText, parseObjects, type ModelProvider, type ModelRef, type ModelRoute, type RouteBody } from './config';
 
 /** Create a model route, or edit one (PATCH; fallbacks are replaced as a whole). */
@@ -42,12 +42,7 @@ export function ModelRouteForm({ route, onSaved, onCancel }: { route: ModelRoute
         <label>
           Project
           <select value={projectId} onChange={(e) => setProjectId(e.target.value)} disabled={disabled}>
-            <option value="">Every project</option>
-            {projects.data?.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects.data} empty="Every project" />
           </select>
         </label>
       </div>
@@ -71,22 +66,16 @@ export function ModelRouteForm({ route, onSaved, onCancel }: { route: ModelRoute
         Fallbacks, in order (JSON array of {'{"provider", "model"}'}, up to 10, optional)
         <textarea rows={3} value={fallbacks} onChange={(e) => setFallbacks(e.target.value)} placeholder='[{"provider": "openai", "model": "gpt-4o"}]' disabled={disabled} />
       </label>
-      <div className="form-row">
-        <button type="submit" className="primary" disabled={disabled}>
-          {save.busy ? 'Saving…' : route ? 'Save model route' : 'Create model route'}
-        </button>
-        {route && (
-          <button type="button" onClick={onCancel}>
-            Cancel editing
-          </button>
-        )}
-      </div>
-      {invalid && (
-        <p role="alert" className="notice notice-error">
-          {invalid}
-        </p>
-      )}
-      {save.error !== undefined && <ErrorNotice error={save.error} />}
+      <FormFooter
+        editing={route !== null}
+        busy={save.busy !== null}
+        disabled={disabled}
+        createLabel="Create model route"
+        saveLabel="Save model route"
+        onCancel={onCancel}
+        invalid={invalid}
+        error={save.error}
+      />
     </form>
   );
 }

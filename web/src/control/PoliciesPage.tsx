@@ -1,8 +1,9 @@
-import { useEffect, useReducer, useState } from 'react';
+import { useEffect } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import { EditButton, useEditor } from '../ui/editing';
 import type { ModelRoute, Policy } from './config';
 import { ControlNav } from './ControlNav';
 import { ModelRouteForm } from './ModelRouteForm';
@@ -29,12 +30,10 @@ function LoadMore({ list }: { list: { hasMore: boolean; loadingMore: boolean; lo
 }
 
 export function PoliciesPage() {
-  const [version, reload] = useReducer((n: number) => n + 1, 0);
-  const [editing, setEditing] = useState<Policy | null>(null);
-  const [saved, setSaved] = useState('');
+  const editor = useEditor((item: Policy) => item.updated_at);
   const remove = useAction();
   const mayDelete = usePermission('DELETE /v1/policies/{id}');
-  const list = usePages(`policies:${version}`, (cursor, signal) => unwrap(api.GET('/v1/policies', { params: { query: { limit: 50, cursor } }, signal })), (p: PolicyList) => p.policies);
+  const list = usePages(`policies:${editor.version}`, (cursor, signal) => unwrap(api.GET('/v1/policies', { params: { query: { limit: 50, cursor } }, signal })), (p: PolicyList) => p.policies);
   useEffect(() => {
     document.title = 'Policies · Looptrace';
   }, []);
@@ -43,19 +42,8 @@ export function PoliciesPage() {
       <h1>Control loop: policies</h1>
       <ControlNav />
       <p className="hint">What starts a remediation chain, the steps it tries in order and its caps (docs/control-loop.md).</p>
-      <PolicyForm
-        key={editing ? `${editing.id}:${editing.updated_at}` : `new:${version}`}
-        policy={editing}
-        onSaved={(message) => {
-          setSaved(message);
-          setEditing(null);
-          reload();
-        }}
-        onCancel={() => setEditing(null)}
-      />
-      <p role="status" className="hint">
-        {saved}
-      </p>
+      <PolicyForm key={editor.formKey} policy={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
+      {editor.status}
       <h2>Policies</h2>
       <Reason id="delete-policy-reason" permission={mayDelete} what="Deleting policies" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
@@ -96,22 +84,14 @@ export function PoliciesPage() {
                 <td>{p.require_approval ? 'owner approves' : 'runs at once'}</td>
                 <td>{formatTime(p.updated_at)}</td>
                 <td>
-                  <button
-                    type="button"
-                    onClick={() => {
-                      setSaved('');
-                      setEditing(p);
-                    }}
-                  >
-                    Edit<span className="visually-hidden"> {p.name}</span>
-                  </button>{' '}
+                  <EditButton subject={p.name} onClick={() => editor.edit(p)} />{' '}
                   <ConfirmButton
                     action="Delete" subject={p.name}
                     confirmLabel="Delete now"
                     question="Its chains stop; its actions stay."
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-policy-reason'}
-                    onConfirm={() => void remove.run(p.id, () => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))).then((done) => done && reload())}
+                    onConfirm={() => void remove.run(p.id, () => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))).then((done) => done && editor.reload())}
                   />
                 </td>
               </tr>
@@ -125,12 +105,10 @@ export function PoliciesPage() {
 }
 
 export function ModelRoutesPage() {
-  const [version, reload] = useReducer((n: number) => n + 1, 0);
-  const [editing, setEditing] = useState<ModelRoute | null>(null);
-  const [saved, setSaved] = useState('');
+  const editor = useEditor((item: ModelRoute) => item.updated_at);
   const remove = useAction();
   const mayDelete = usePermission('DELETE /v1/model-routes/{id}');
-  const list = usePages(`model-routes:${version}`, (cursor, signal) => unwrap(api.GET('/v1/model-routes', { params: { query: { limit: 50, cursor } }, signal })), (p: RouteList) => p.model_routes);
+  const list = usePages(`model-routes:${editor.version}`, (cursor, signal) => unwrap(api.GET('/v1/model-routes', { params: { query: { limit: 50, cursor } }, signal })), (p: RouteList) => p.model_routes);
   useEffect(() => {
     document.title = 'Model routes · Looptrace';
   }, []);
@@ -139,19 +117,8 @@ export function ModelRoutesPage() {
       <h1>Control loop: model routes</h1>
       <ControlNav />
       <p className="hint">A model and the fallbacks that fallback_model steps try in order.</p>
-      <ModelRouteForm
-        key={editing ? `${editing.id}:${editing.updated_at}` : `new:${version}`}
-        route={editing}
-        onSaved={(message) => {
-          setSaved(message);
-          setEditing(null);
-          reload();
-        }}
-        onCancel={() => setEditing(null)}
-      />
-      <p role="status" className="hint">
-        {saved}
-      </p>
+      <ModelRouteForm key={editor.formKey} route={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
+      {editor.status}
       <h2>Model routes</h2>
       <Reason id="delete-route-reason" permission={mayDelete} what="Deleting model routes" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
@@ -180,22 +147,14 @@ export function ModelRoutesPage() {
                 <td>{r.project_id ? <code>{r.project_id}</code> : 'every project'}</td>
                 <td>{formatTime(r.updated_at)}</td>
                 <td>
-                  <button
-                    type="button"
-                    onClick={() => {
-                      setSaved('');
-                      setEditing(r);
-                    }}
-                  >
-                    Edit<span className="visually-hidden"> {r.name}</span>
-                  </button>{' '}
+                  <EditButton subject={r.name} onClick={() => editor.edit(r)} />{' '}
                   <ConfirmButton
                     action="Delete" subject={r.name}
                     confirmLabel="Delete now"
                     question="fallback_model steps naming it stop finding models."
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-route-reason'}
-                    onConfirm={() => void remove.run(r.id, () => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))).then((done) => done && reload())}
+                    onConfirm={() => void remove.run(r.id, () => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))).then((done) => done && editor.reload())}
                   />
                 </td>
               </tr>

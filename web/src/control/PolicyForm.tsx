@@ -1,8 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { Reason, useAction, usePermission } from '../admin/shared';
-import { ErrorNotice } from '../ui/ErrorNotice';
+import { FormFooter } from '../ui/editing';
 import { jsonText, parseJson, parseObjects, type Policy, type PolicyBody, type PolicyStep, type PolicyTrigger } from './config';
 
 /** A cap typed in a number input: undefined when empty (the API's default on create). */
@@ -59,12 +59,7 @@ export function PolicyForm({ policy, onSaved, onCancel }: { policy: Policy | nul
         <label>
           Project
           <select value={projectId} onChange={(e) => setProjectId(e.target.value)} required disabled={disabled}>
-            <option value="">Choose a project</option>
-            {projects.data?.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects.data} empty="Choose a project" />
           </select>
         </label>
       </div>
@@ -95,22 +90,16 @@ export function PolicyForm({ policy, onSaved, onCancel }: { policy: Policy | nul
         </label>
       </div>
       <p className="hint">Empty caps take the API's defaults (3 retries, cascade depth 5). See docs/control-loop.md for how a chain moves between steps.</p>
-      <div className="form-row">
-        <button type="submit" className="primary" disabled={disabled}>
-          {save.busy ? 'Saving…' : policy ? 'Save policy' : 'Create policy'}
-        </button>
-        {policy && (
-          <button type="button" onClick={onCancel}>
-            Cancel editing
-          </button>
-        )}
-      </div>
-      {invalid && (
-        <p role="alert" className="notice notice-error">
-          {invalid}
-        </p>
-      )}
-      {save.error !== undefined && <ErrorNotice error={save.error} />}
+      <FormFooter
+        editing={policy !== null}
+        busy={save.busy !== null}
+        disabled={disabled}
+        createLabel="Create policy"
+        saveLabel="Save policy"
+        onCancel={onCancel}
+        invalid={invalid}
+        error={save.error}
+      />
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { useAction } from '../admin/shared';
 import { deltaClass, formatDelta, formatRate, formatScore } from '../control/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
@@ -63,12 +63,7 @@ export function ComparePage() {
           <label>
             Project
             <select value={projectId} onChange={(e) => setProjectId(e.target.value)}>
-              <option value="">Every project</option>
-              {projects.data?.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {p.name}
-                </option>
-              ))}
+              <ProjectOptions projects={projects.data} empty="Every project" />
             </select>
           </label>
         </div>

@@ -1,11 +1,12 @@
-import { useEffect, useReducer, useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { usePages } from '../api/usePages';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import { EditButton, FormFooter, useEditor } from '../ui/editing';
 import { EvalsNav } from './EvalsNav';
 import {
   BUILTIN_PRESETS,
@@ -22,11 +23,9 @@ import {
 } from './types';
 
 export function EvalRulesPage() {
-  const [version, reload] = useReducer((n: number) => n + 1, 0);
-  const [editing, setEditing] = useState<EvalRule | null>(null);
-  const [saved, setSaved] = useState('');
+  const editor = useEditor((rule: EvalRule) => rule.version);
   const list = usePages(
-    `eval-rules:${version}`,
+    `eval-rules:${editor.version}`,
     (cursor, signal) => unwrap(api.GET('/v1/eval-rules', { params: { query: { limit: 100, cursor } }, signal })),
     (page) => page.eval_rules,
   );
@@ -43,19 +42,8 @@ export function EvalRulesPage() {
       <h1>Eval rules</h1>
       <EvalsNav />
       <p className="hint">Traces stored from now on that match a rule are scored automatically; every change is kept as a new version.</p>
-      <RuleForm
-        key={editing ? `${editing.id}:${editing.version}` : `new:${version}`}
-        rule={editing}
-        onSaved={(message) => {
-          setSaved(message);
-          setEditing(null);
-          reload();
-        }}
-        onCancel={() => setEditing(null)}
-      />
-      <p role="status" className="hint">
-        {saved}
-      </p>
+      <RuleForm key={editor.formKey} rule={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
+      {editor.status}
       <h2>Rules</h2>
       <Reason id="delete-rule-reason" permission={mayDelete} what="Deleting rules" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
@@ -105,15 +93,7 @@ export function EvalRulesPage() {
                   <RuleVersion rule={rule} />
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    onClick={() => {
-                      setSaved('');
-                      setEditing(rule);
-                    }}
-                  >
-                    Edit<span className="visually-hidden"> {rule.name}</span>
-                  </button>{' '}
+                  <EditButton subject={rule.name} onClick={() => editor.edit(rule)} />{' '}
                   <ConfirmButton
                     action="Delete" subject={rule.name}
                     confirmLabel="Delete now"
@@ -121,7 +101,7 @@ export function EvalRulesPage() {
                     disabled={!mayDelete.allowed || remove.busy !== null}
                     describedBy={mayDelete.allowed ? undefined : 'delete-rule-reason'}
                     onConfirm={() =>
-                      void remove.run(rule.id, () => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))).then((done) => done && reload())
+                      void remove.run(rule.id, () => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))).then((done) => done && editor.reload())
                     }
                   />
                 </td>
@@ -270,12 +250,7 @@ function RuleForm({ rule, onSaved, onCancel }: { rule: EvalRule | null; onSaved:
         <label>
           Project
           <select value={projectId} onChange={(e) => setProjectId(e.target.value)} disabled={disabled}>
-            <option value="">Every project</option>
-            {projects.data?.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects.data} empty="Every project" />
           </select>
         </label>
       </div>
@@ -349,22 +324,16 @@ function RuleForm({ rule, onSaved, onCancel }: { rule: EvalRule | null; onSaved:
         </label>
       </div>
       <p className="hint">Passed = score ≥ threshold. A remediation regression is reported only when the score drops by more than the min score drop.</p>
-      <div className="form-row">
-        <button type="submit" className="primary" disabled={disabled}>
-          {save.busy ? 'Saving…' : rule ? 'Save as a new version' : 'Create rule'}
-        </button>
-        {rule && (
-          <button type="button" onClick={onCancel}>
-            Cancel editing
-          </button>
-        )}
-      </div>
-      {invalid && (
-        <p role="alert" className="notice notice-error">
-          {invalid}
-        </p>
-      )}
-      {save.error !== undefined && <ErrorNotice error={save.error} />}
+      <FormFooter
+        editing={rule !== null}
+        busy={save.busy !== null}
+        disabled={disabled}
+        createLabel="Create rule"
+        saveLabel="Save as a new version"
+        onCancel={onCancel}
+        invalid={invalid}
+        error={save.error}
+      />
     </form>
   );
 }

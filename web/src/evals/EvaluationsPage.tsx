@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { usePages } from '../api/usePages';
 import { formatScore } from '../control/format';
 import { formatCost, formatTime } from '../traces/format';
@@ -160,12 +160,7 @@ function EvalFilterForm({ query, onApply }: { query: EvalQuery; onApply: (params
       <label>
         Project
         <select value={draft.project_id ?? ''} onChange={set('project_id')}>
-          <option value="">Any project</option>
-          {projects.data?.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.name}
-            </option>
-          ))}
+          <ProjectOptions projects={projects.data} empty="Any project" />
         </select>
       </label>
       <label>

@@ -1,7 +1,7 @@
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
-import { useAllProjects, type Project } from '../admin/projects';
+import { ProjectOptions, useAllProjects, type Project } from '../admin/projects';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { usePages } from '../api/usePages';
 import { FAILURE_TYPES, type FailureType } from '../traces/filters';
@@ -160,12 +160,7 @@ function CreateRuleForm({ projects, onCreated }: { projects: Project[]; onCreate
         <label>
           Project
           <select value={form.projectId} onChange={(e) => set('projectId', e.target.value)} disabled={disabled}>
-            <option value="">Every project</option>
-            {projects.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects} empty="Every project" />
           </select>
         </label>
       </div>

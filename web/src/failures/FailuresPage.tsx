@@ -2,7 +2,7 @@ import { useEffect, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import type { paths } from '../api/schema';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { usePages } from '../api/usePages';
 import { isoToLocalInput, localInputToIso } from '../traces/filters';
 import { formatCount, formatTime } from '../traces/format';
@@ -74,12 +74,7 @@ export function FailuresPage() {
         <label>
           Project
           <select name="project_id" defaultValue={filters.project_id ?? ''}>
-            <option value="">All projects</option>
-            {projects.data?.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects.data} empty="All projects" />
           </select>
         </label>
         <label>

@@ -3,7 +3,7 @@ import { useSearchParams } from 'react-router';
 import { api, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
 import { useApi } from '../api/useApi';
-import { useAllProjects } from '../admin/projects';
+import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { isoToLocalInput, localInputToIso } from '../traces/filters';
 import { formatCost, formatCount, formatDuration, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
@@ -89,12 +89,7 @@ export default function MetricsPage() {
         <label>
           Project
           <select name="project_id" defaultValue={query.project_id ?? ''}>
-            <option value="">All projects</option>
-            {projects.data?.map((p) => (
-              <option key={p.id} value={p.id}>
-                {p.name}
-              </option>
-            ))}
+            <ProjectOptions projects={projects.data} empty="All projects" />
           </select>
         </label>
         <label>

@@ -1,3 +1,4 @@
+import { ProjectOptions } from '../admin/projects';
 import type { FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
@@ -43,12 +44,7 @@ export function TraceFilterForm({ filters, onApply }: Props) {
       <label>
         Project
         <select name="project_id" defaultValue={filters.project_id ?? ''}>
-          <option value="">All projects</option>
-          {projects.data?.projects.map((p) => (
-            <option key={p.id} value={p.id}>
-              {p.name}
-            </option>
-          ))}
+          <ProjectOptions projects={projects.data?.projects} empty="All projects" />
         </select>
       </label>
       {text('name', 'Name', 'exact trace name')}

@@ -9,3 +9,17 @@ export function useAllProjects(version = 0) {
     unwrap(api.GET('/v1/projects', { params: { query: { status: 'all', limit: 1000 } }, signal })).then((page) => page.projects),
   );
 }
+
+/** The options of a project picker: the empty choice (every project, or "choose one"), then each project by name. */
+export function ProjectOptions({ projects, empty }: { projects: readonly Pick<Project, 'id' | 'name'>[] | undefined; empty: string }) {
+  return (
+    <>
+      <option value="">{empty}</option>
+      {projects?.map((p) => (
+        <option key={p.id} value={p.id}>
+          {p.name}
+        </option>
+      ))}
+    </>
+  );
+}
