@@ -9,7 +9,7 @@ exec 9>"${TMPDIR:-/tmp}/looptrace-web-build.lock"
 flock 9
 
 built=web/dist/index.html
-if [[ -f "$built" ]] && [[ -z "$(find web/src web/index.html web/vite.config.ts package-lock.json -newer "$built" -print -quit)" ]]; then
+if [[ -f "$built" ]] && [[ -z "$(find web/src web/index.html web/vite.config.ts package.json package-lock.json -newer "$built" -print -quit)" ]]; then
   exit 0
 fi
 npm run -s web:build

@@ -59,6 +59,13 @@ describe('the dashboard served by the API (development)', () => {
     expect((await get('/assets/../../package.json')).statusCode).toBe(404);
   });
 
+  it("serves React's production build even when built by a test run (NODE_ENV=test would give the development one)", async () => {
+    const index = (await get('/')).body;
+    const script = (await get(/src="(\/assets\/[^"]+\.js)"/.exec(index)![1]!)).body;
+    // Production React replaces its messages with error codes; the development build spells them out.
+    expect(script).toContain('Minified React error');
+  });
+
   it('keeps the static routes out of the OpenAPI document and documents the sign-in endpoints', async () => {
     const doc = (await get('/v1/openapi.json')).json() as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/v1/') && !['/healthz', '/readyz'].includes(p))).toEqual([]);

@@ -4,8 +4,7 @@ import { usePages } from '../api/usePages';
 import { api, unwrap } from '../api/client';
 import { formatCost, formatCount, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-
-export const sessionPath = (id: string) => `/sessions/${encodeURIComponent(id)}`;
+import { sessionPath } from './paths';
 
 /** GET /v1/sessions: the traces grouped by session_id, most recent first, 50 at a time. */
 export function SessionsPage() {

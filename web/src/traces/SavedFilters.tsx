@@ -3,7 +3,7 @@ import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared
 import { usePages } from '../api/usePages';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { Permission } from '../api/permissions';
-import { useApi } from '../api/useApi';
+import type { Project } from '../admin/projects';
 import { useMe } from '../shell/MeContext';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { filtersFromParams, filtersToParams, type TraceFilters } from './filters';
@@ -27,7 +27,7 @@ const describe = (filters: TraceFilters): string =>
  * The tenant's saved filters of the traces list (every member sees them all): save the current
  * filters under a name, load one (it becomes the URL), replace or delete one (its author or an owner).
  */
-export function SavedFilters({ filters, onLoad }: { filters: TraceFilters; onLoad: (filters: TraceFilters) => void }) {
+export function SavedFilters({ filters, projects, onLoad }: { filters: TraceFilters; projects: Project[] | undefined; onLoad: (filters: TraceFilters) => void }) {
   const me = useMe();
   const [version, reload] = useReducer((n: number) => n + 1, 0);
   const list = usePages(
@@ -35,8 +35,7 @@ export function SavedFilters({ filters, onLoad }: { filters: TraceFilters; onLoa
     (cursor, signal) => unwrap(api.GET('/v1/saved-filters', { params: { query: { limit: 100, cursor } }, signal })),
     (page) => page.items,
   );
-  const projects = useApi('projects', (signal) => unwrap(api.GET('/v1/projects', { params: { query: { limit: 1000 } }, signal })));
-  const projectName = (id: string) => projects.data?.projects.find((p) => p.id === id)?.name ?? id;
+  const projectName = (id: string) => projects?.find((p) => p.id === id)?.name ?? id;
   const change = useAction();
   const mayPatch = usePermission('PATCH /v1/saved-filters/{id}');
   const mayDelete = usePermission('DELETE /v1/saved-filters/{id}');
@@ -109,12 +108,12 @@ export function SavedFilters({ filters, onLoad }: { filters: TraceFilters; onLoa
         </button>
       )}
       {change.error !== undefined && <ErrorNotice error={change.error} />}
-      <SaveFilterForm filters={filters} projects={projects.data?.projects ?? []} onSaved={reload} />
+      <SaveFilterForm filters={filters} projects={projects ?? []} onSaved={reload} />
     </section>
   );
 }
 
-function SaveFilterForm({ filters, projects, onSaved }: { filters: TraceFilters; projects: { id: string; name: string }[]; onSaved: () => void }) {
+function SaveFilterForm({ filters, projects, onSaved }: { filters: TraceFilters; projects: Project[]; onSaved: () => void }) {
   const allowed = usePermission('POST /v1/saved-filters');
   const save = useAction();
   const [name, setName] = useState('');

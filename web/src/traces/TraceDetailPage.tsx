@@ -2,7 +2,7 @@ import { useEffect, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
-import { sessionPath } from '../sessions/SessionsPage';
+import { sessionPath } from '../sessions/paths';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock, Payload } from '../ui/Payload';
 import { FAILURE_TYPES, type FailureType } from './filters';

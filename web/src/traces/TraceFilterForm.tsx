@@ -1,17 +1,16 @@
-import { ProjectOptions } from '../admin/projects';
 import type { FormEvent } from 'react';
-import { api, unwrap } from '../api/client';
-import { useApi } from '../api/useApi';
+import { ProjectOptions, type Project } from '../admin/projects';
 import { FAILURE_TYPES, filtersFromParams, isoToLocalInput, localInputToIso, type TraceFilters } from './filters';
 
 interface Props {
   filters: TraceFilters;
+  /** The tenant's active projects; undefined while they load. */
+  projects: Project[] | undefined;
   onApply: (filters: TraceFilters) => void;
 }
 
 /** Every filter of GET /v1/traces. Applying writes them to the URL; the list follows the URL. */
-export function TraceFilterForm({ filters, onApply }: Props) {
-  const projects = useApi('projects', (signal) => unwrap(api.GET('/v1/projects', { params: { query: { limit: 1000 } }, signal })));
+export function TraceFilterForm({ filters, projects, onApply }: Props) {
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
@@ -44,7 +43,7 @@ export function TraceFilterForm({ filters, onApply }: Props) {
       <label>
         Project
         <select name="project_id" defaultValue={filters.project_id ?? ''}>
-          <ProjectOptions projects={projects.data?.projects} empty="All projects" />
+          <ProjectOptions projects={projects} empty="All projects" />
         </select>
       </label>
       {text('name', 'Name', 'exact trace name')}

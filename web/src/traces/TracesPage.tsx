@@ -1,5 +1,7 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { useApi } from '../api/useApi';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { exportTraces, type ExportFormat } from './exportTraces';
 import { FAILURE_TYPES, filtersFromParams, filtersToParams, type FailureType, type TraceFilters } from './filters';
@@ -15,6 +17,8 @@ export function TracesPage() {
   const filters = filtersFromParams(params);
   const query = filtersToParams(filters).toString();
   const list = useTracePages(filters);
+  // Once per visit for the filter form and the saved filters (the form remounts on every applied filter).
+  const projects = useApi('projects', (signal) => unwrap(api.GET('/v1/projects', { params: { query: { limit: 1000 } }, signal })).then((page) => page.projects));
   useEffect(() => {
     document.title = 'Traces · Looptrace';
   }, []);
@@ -22,8 +26,8 @@ export function TracesPage() {
   return (
     <>
       <h1>Traces</h1>
-      <TraceFilterForm key={query} filters={filters} onApply={(next) => setParams(filtersToParams(next))} />
-      <SavedFilters filters={filters} onLoad={(next) => setParams(filtersToParams(next))} />
+      <TraceFilterForm key={query} filters={filters} projects={projects.data} onApply={(next) => setParams(filtersToParams(next))} />
+      <SavedFilters filters={filters} projects={projects.data} onLoad={(next) => setParams(filtersToParams(next))} />
       <ExportButtons filters={filters} />
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading traces…</p>}
