@@ -159,9 +159,16 @@ describe('detection', () => {
     expect(bad).toMatchObject({ count: 1, trace_count: 1, example_trace_ids: [invalid.id], sample_error: 'Invalid JSON in response at position 12' });
     expect(failureClusterList.parse({ clusters, has_more: false, next_cursor: null })).toBeTruthy();
     expect((await getJson(ctx.app, t, `/v1/failures/clusters/${bad.id}`)).body).toEqual(bad);
+    // A trace's own clusters (what its detail page links): by membership, not by example.
+    expect(await clustersOf(t, { trace_id: invalid.id })).toEqual([bad]);
+    expect(await clustersOf(t, { trace_id: traceUuid(traceId) })).toEqual([timeout]);
+    expect(await clustersOf(t, { trace_id: healthy.id })).toEqual([]);
+    expect(await clustersOf(t, { trace_id: unmatched.id })).toEqual([]);
+    expect(await clustersOf(t, { trace_id: invalid.id, type: 'timeout' })).toEqual([]);
     const stranger = await createTenant(ctx.app);
     expect((await getJson(ctx.app, stranger, `/v1/failures/clusters/${bad.id}`)).status).toBe(404);
     expect(await clustersOf(stranger)).toEqual([]);
+    expect(await clustersOf(stranger, { trace_id: invalid.id })).toEqual([]);
   });
 
   it('clusters a span without error text that a rule matches per rule, as RuleMatch', async () => {

@@ -87,6 +87,13 @@ describe('development sign-in, outside production', () => {
     await page.locator('table.traces tbody tr', { hasText: 'summarize ticket' }).waitFor(WAIT);
     expect(await page.getByRole('alert').count()).toBe(0);
     await page.unroute(/\/assets\/MembersPage-[\w-]+\.js$/);
+
+    // A path the dashboard does not have: said so, with a way back.
+    await page.goto(`${appUrl}/no-such-page`);
+    await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor(WAIT);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await page.getByRole('link', { name: 'Go to the traces' }).click();
+    await page.waitForURL(`${appUrl}/traces`, WAIT);
   });
 
   it('signs out, saying so', async () => {

@@ -125,6 +125,16 @@ describe('failures', () => {
     await checkPage();
     await page.getByRole('link', { name: /^Example trace 1/ }).click();
     await page.waitForURL(/\/traces\/[0-9a-f-]{36}$/, WAIT);
+    const clusterUrl = /\/failures\/clusters\/[0-9a-f-]{36}$/;
+
+    // The trace links back to its failure cluster.
+    const link = page.locator('.trace-clusters').getByRole('link', { name: 'Timeout' });
+    await link.waitFor(WAIT);
+    expect(await page.locator('.trace-clusters').textContent()).toContain('(3 traces)');
+    await checkPage();
+    await link.click();
+    await page.waitForURL(clusterUrl, WAIT);
+    await page.getByRole('heading', { level: 1, name: 'Failure cluster: Timeout' }).waitFor(WAIT);
   });
 
   it('lists the failure rules and creates one', async () => {

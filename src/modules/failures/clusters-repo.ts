@@ -95,6 +95,7 @@ export function clusterRepository(sql: Sql) {
           ${q.type ? sql`and type = ${q.type}` : sql``}
           ${q.from ? sql`and last_seen >= ${q.from}::timestamptz` : sql``}
           ${q.to ? sql`and last_seen <= ${q.to}::timestamptz` : sql``}
+          ${q.trace_id ? sql`and id in (select cluster_id from failure_cluster_traces where tenant_id = ${tenantId} and trace_id = ${q.trace_id})` : sql``}
           ${after ? sql`and (last_seen, id) < (${after.lastSeen}, ${after.id})` : sql``}
         order by last_seen desc, id desc
         limit ${q.limit + 1}`;

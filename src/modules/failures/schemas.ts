@@ -85,6 +85,7 @@ export const listClustersQuery = z
     to: instant.optional().describe('inclusive upper bound of last_seen; >= from'),
     type: z.string().min(1).max(100).optional(),
     project_id: z.guid().optional(),
+    trace_id: z.guid().optional().describe('only the clusters this trace belongs to (a span of it matched); the trace detail links them'),
   })
   .superRefine(checkBounds);
 export type ListClustersQuery = z.infer<typeof listClustersQuery>;

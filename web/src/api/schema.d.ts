@@ -14173,6 +14173,8 @@ export interface paths {
                     to?: string;
                     type?: string;
                     project_id?: string;
+                    /** @description only the clusters this trace belongs to (a span of it matched); the trace detail links them */
+                    trace_id?: string;
                 };
                 header?: never;
                 path?: never;

@@ -13,9 +13,10 @@ import { FailuresNav } from './FailuresNav';
 type ClusterQuery = NonNullable<paths['/v1/failures/clusters']['get']['parameters']['query']>;
 type ClusterFilters = Pick<ClusterQuery, 'type' | 'project_id' | 'from' | 'to'>;
 const FILTERS = ['type', 'project_id', 'from', 'to'] as const;
-// A filter the API adds and this page does not handle fails the build here.
+// A filter the API adds and this page does not handle fails the build here (trace_id: the trace
+// detail lists a trace's own clusters).
 type MustBeNever<T extends never> = T;
-type _EveryFilterHandled = MustBeNever<Exclude<keyof ClusterQuery, (typeof FILTERS)[number] | 'limit' | 'cursor'>>;
+type _EveryFilterHandled = MustBeNever<Exclude<keyof ClusterQuery, (typeof FILTERS)[number] | 'limit' | 'cursor' | 'trace_id'>>;
 
 function filtersFromParams(params: URLSearchParams): ClusterFilters {
   const filters: ClusterFilters = {};

@@ -2,6 +2,7 @@ import { useEffect, useState, type KeyboardEvent, type ReactNode } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
+import { clusterTypeLabel } from '../failures/clusters';
 import { sessionPath } from '../sessions/paths';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock, Payload } from '../ui/Payload';
@@ -70,6 +71,7 @@ function TraceView({ trace }: { trace: TraceDetail }) {
         {trace.tags.length > 0 && <Fact term="Tags" value={trace.tags.join(', ')} />}
       </dl>
       <Problems error={trace.error} failureTypes={trace.failure_types} />
+      <FailureClusters traceId={trace.id} />
       <div className="io">
         <Payload label="Trace input" text={trace.input} />
         <Payload label="Trace output" text={trace.output} />
@@ -112,6 +114,30 @@ function Problems({ error, failureTypes }: { error: string | null; failureTypes:
         </p>
       )}
     </div>
+  );
+}
+
+/** The failure clusters a span of this trace was counted in, each a link to the cluster. */
+function FailureClusters({ traceId }: { traceId: string }) {
+  const clusters = useApi(`trace-clusters:${traceId}`, (signal) =>
+    unwrap(api.GET('/v1/failures/clusters', { params: { query: { trace_id: traceId, limit: 100 } }, signal })),
+  );
+  if (clusters.error !== undefined) return <ErrorNotice error={clusters.error} />;
+  const found = clusters.data?.clusters ?? [];
+  if (found.length === 0) return null;
+  return (
+    <p className="trace-clusters">
+      <strong>{found.length === 1 ? 'Failure cluster:' : 'Failure clusters:'}</strong>{' '}
+      {found.map((cluster, i) => (
+        <span key={cluster.id}>
+          {i > 0 && ', '}
+          <Link to={`/failures/clusters/${cluster.id}`}>{clusterTypeLabel(cluster.type)}</Link>{' '}
+          <span className="muted">
+            ({formatCount(cluster.trace_count)} {cluster.trace_count === 1 ? 'trace' : 'traces'})
+          </span>
+        </span>
+      ))}
+    </p>
   );
 }
 
