@@ -82,13 +82,17 @@ export function requestRepository(sql: Sql) {
       await sql`update data_subject_requests set status = 'queued', heartbeat_at = now() where id = ${id} and status = 'running'`;
     },
 
-    /** Done: the raw subject value and the erasure's trace list go in the same statement. */
-    async complete(id: string, counts: RequestCounts | null, expiresAt: Date | null): Promise<RequestRow | undefined> {
+    /**
+     * Done: the raw subject value and the erasure's trace list go in the same statement. The expiry
+     * is counted from the same completed_at, on the database's clock: exactly `expiresAfterMs` later.
+     */
+    async complete(id: string, counts: RequestCounts | null, expiresAfterMs: number | null): Promise<RequestRow | undefined> {
       return sql.begin(async (tx) => {
         await tx`delete from data_subject_request_traces where request_id = ${id}`;
         const [row] = await tx<RequestRow[]>`
           update data_subject_requests
-          set status = 'completed', subject_value = null, completed_at = date_trunc('milliseconds', now()), expires_at = ${expiresAt},
+          set status = 'completed', subject_value = null, completed_at = date_trunc('milliseconds', now()),
+              expires_at = date_trunc('milliseconds', now()) + ${expiresAfterMs}::bigint * interval '1 millisecond',
               counts = coalesce(${counts === null ? null : tx.json(counts)}::jsonb, counts)
           where id = ${id} and status = 'running'
           returning *`;

@@ -136,7 +136,7 @@ export class DataSubjectRequestService {
     try {
       const subject = { kind: row.subject_kind, value: row.subject_value! };
       const counts = row.type === 'erasure' ? await this.erasure.run(row, subject) : await this.exporter.run(row, subject);
-      const done = await this.repo.complete(row.id, counts, row.type === 'export' ? new Date(Date.now() + EXPORT_TTL_MS) : null);
+      const done = await this.repo.complete(row.id, counts, row.type === 'export' ? EXPORT_TTL_MS : null);
       if (done) await this.record(done, 'data_subject_request.completed', counts);
       return 'completed';
     } catch (err) {
