@@ -6,7 +6,7 @@ import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } fro
 
 /**
  * The Administration pages (issue 11), signed in for development: API keys (the secret shown once),
- * members and seats (the API's 402 and 409 as it gives them), billing, projects and the audit log;
+ * LLM connections (the key never returned), members and seats (the API's 402 and 409 as it gives them), billing, projects and the audit log;
  * what a viewer may not do is disabled with the reason. Each page passes axe and is screenshotted.
  */
 const WAIT = { timeout: 30_000 };
@@ -79,6 +79,11 @@ describe('administration as a viewer', () => {
 
     await open('Projects', 'Projects');
     expect(await page.getByRole('button', { name: 'Create project' }).isDisabled()).toBe(true);
+
+    await open('LLM connections', 'LLM connections');
+    expect(await page.getByRole('button', { name: 'Add connection' }).isDisabled()).toBe(true);
+    await page.getByText('Adding connections: needs the owner or member role (you are viewer).').waitFor(WAIT);
+    expect(await seriousA11yViolations(page)).toEqual([]);
     await signOut();
   });
 });
@@ -195,6 +200,35 @@ describe('administration as an owner', () => {
     expect(await page.getByRole('meter', { name: 'Seats (active and invited members)' }).getAttribute('value')).toBe('3');
     await page.getByRole('rowheader', { name: 'Traces per month' }).waitFor(WAIT);
     await checkPage('admin-billing');
+  });
+
+  it('adds an LLM connection whose key never comes back, and removes it', async () => {
+    const key = 'sk-ant-e2e-0123456789-wxyz';
+    // The page's own session token, so that no other person (and seat) appears.
+    const token = await page.evaluate(() => (JSON.parse((globalThis as unknown as { localStorage: { getItem(k: string): string } }).localStorage.getItem('looptrace.session')) as { token: string }).token);
+    const stored = async () => ((await (await fetch(`${appUrl}/v1/llm-connections`, { headers: { authorization: `Bearer ${token}` } })).json()) as { llm_connections: { name: string; provider: string; api_key_last4: string; default_model: string | null }[] }).llm_connections;
+
+    await open('LLM connections', 'LLM connections');
+    const form = page.getByRole('form', { name: 'Add an LLM connection' });
+    await form.getByLabel(/^Provider/).selectOption('anthropic');
+    await form.getByLabel('Name (optional)').fill('team anthropic');
+    await form.getByLabel('API key').fill(key);
+    await form.getByLabel('Default model (optional)').fill('claude-3-5-haiku');
+    await form.getByRole('button', { name: 'Add connection' }).click();
+    await page.getByText('Added team anthropic (key ending in wxyz).').waitFor(WAIT);
+    const row = page.locator('table.admin tbody tr', { hasText: 'team anthropic' });
+    await row.waitFor(WAIT);
+    expect(await row.textContent()).toContain('••••wxyz');
+    expect(await form.getByLabel('API key').inputValue()).toBe('');
+    expect(await page.content()).not.toContain(key);
+    expect(await stored()).toMatchObject([{ name: 'team anthropic', provider: 'anthropic', api_key_last4: 'wxyz', default_model: 'claude-3-5-haiku' }]);
+    await checkPage('admin-llm-connections');
+
+    await row.getByRole('button', { name: 'Remove team anthropic' }).click();
+    await row.getByRole('button', { name: 'Remove now' }).click();
+    await row.waitFor({ state: 'detached', ...WAIT });
+    expect(await stored()).toEqual([]);
+    expect(await page.getByRole('alert').count()).toBe(0);
   });
 
   it('lists the audit log, verifies its chain and shows the daily anchors', async () => {

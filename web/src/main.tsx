@@ -19,6 +19,7 @@ function page<Name extends string>(load: () => Promise<Record<Name, ComponentTyp
 }
 const ApiKeysPage = page(() => import('./admin/ApiKeysPage'), 'ApiKeysPage');
 const AuditLogPage = page(() => import('./admin/AuditLogPage'), 'AuditLogPage');
+const LlmConnectionsPage = page(() => import('./admin/LlmConnectionsPage'), 'LlmConnectionsPage');
 const BillingPage = page(() => import('./admin/BillingPage'), 'BillingPage');
 const MembersPage = page(() => import('./admin/MembersPage'), 'MembersPage');
 const ProjectsPage = page(() => import('./admin/ProjectsPage'), 'ProjectsPage');
@@ -75,6 +76,7 @@ createRoot(document.getElementById('root')!).render(
           <Route path="admin/billing" element={<BillingPage />} />
           <Route path="admin/audit-log" element={<AuditLogPage />} />
           <Route path="admin/webhooks" element={<WebhooksPage />} />
+          <Route path="admin/llm-connections" element={<LlmConnectionsPage />} />
           <Route path="failures" element={<FailuresPage />} />
           <Route path="failures/clusters/:id" element={<ClusterDetailPage />} />
           <Route path="failures/rules" element={<FailureRulesPage />} />

@@ -11,6 +11,7 @@ export const ADMIN_PAGES: { label: string; to: string; operation: Operation }[] 
   { label: 'Billing and usage', to: '/admin/billing', operation: 'GET /v1/billing' },
   { label: 'Audit log', to: '/admin/audit-log', operation: 'GET /v1/audit-log' },
   { label: 'Webhooks', to: '/admin/webhooks', operation: 'GET /v1/webhooks' },
+  { label: 'LLM connections', to: '/admin/llm-connections', operation: 'GET /v1/llm-connections' },
 ];
 
 export function AdminNav() {

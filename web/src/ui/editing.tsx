@@ -58,8 +58,9 @@ export function FormFooter({
   busy: boolean;
   disabled: boolean;
   createLabel: string;
-  saveLabel: string;
-  onCancel: () => void;
+  /** Only for a form that also edits. */
+  saveLabel?: string;
+  onCancel?: () => void;
   /** Found in the page before sending (JSON that does not parse…). */
   invalid?: string;
   /** The API's refusal. */
@@ -71,9 +72,9 @@ export function FormFooter({
     <>
       <div className="form-row">
         <button type="submit" className="primary" disabled={disabled}>
-          {busy ? 'Saving…' : editing ? saveLabel : createLabel}
+          {busy ? 'Saving…' : editing && saveLabel ? saveLabel : createLabel}
         </button>
-        {editing && (
+        {editing && onCancel && (
           <button type="button" onClick={onCancel}>
             Cancel editing
           </button>
