@@ -29,6 +29,8 @@ trustInThisProcess(ca);
 let ctx: TestContext;
 let workers: Workers;
 let receiver: HttpsReceiver;
+/** Paths the receiver answers with 503. */
+const down = new Set<string>();
 let appUrl: string;
 let browser: Browser;
 let page: Page;
@@ -61,9 +63,10 @@ const clusters = async () => (await getJson(ctx.app, t, '/v1/failures/clusters',
 beforeAll(async () => {
   ensureWebBuilt();
   const port = await freePort();
-  ctx = await startApp({ LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: 'true', REDIS_PREFIX: TEST_REDIS_PREFIX });
+  // Retries 10 ms apart (then doubling): a delivery uses up its 8 attempts in about 2.5 s.
+  ctx = await startApp({ LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: 'true', LOOPTRACE_WEBHOOK_RETRY_BASE_MS: '10', REDIS_PREFIX: TEST_REDIS_PREFIX });
   workers = await startTestWorkers(ctx, ['trace-rollup', 'metrics-rollup', 'failures-detect', 'webhooks', 'webhooks-reconcile']);
-  receiver = await HttpsReceiver.start(ca, () => ({ status: 200, body: 'thanks from the receiver' }));
+  receiver = await HttpsReceiver.start(ca, (req) => (down.has(req.path) ? { status: 503, body: 'down' } : { status: 200, body: 'thanks from the receiver' }));
   await ctx.app.listen({ port, host: '127.0.0.1' });
   appUrl = `http://127.0.0.1:${port}`;
   t = await createTenant(ctx.app, 'pro');
@@ -263,6 +266,45 @@ describe('webhooks', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
   });
 
+  it('lists deliveries that used up their attempts; an owner retries one and discards another', { timeout: 60_000 }, async () => {
+    type Entry = { id: string; summary: string; attempts: number; resolution: string | null };
+    const entries = async () => (await getJson(ctx.app, t, '/v1/dlq', { state: 'all' })).body.entries as Entry[];
+    const hookTo = async (path: string) => {
+      down.add(path);
+      const res = await ctx.app.inject({ method: 'POST', url: '/v1/webhooks', headers: t.auth, payload: { url: receiver.url(path), secret: SECRET } });
+      expect(res.statusCode, res.body).toBe(201);
+      return `failure.detected to webhook ${res.json().id}`;
+    };
+    const [toRetry, toDiscard] = [await hookTo('/down-retry'), await hookTo('/down-discard')];
+    await ctx.app.services.webhooks.emit(t.tenantId, { type: 'failure.detected', project_id: t.projectId, data: { e2e: 'dead letters' } });
+    await pollUntil(entries, (all) => all.filter((e) => e.resolution === null).length === 2, 300, 100);
+
+    await page.reload();
+    const section = page.getByRole('region', { name: 'Failed deliveries (dead letters)' });
+    const row = (summary: string) => section.locator('tbody tr', { hasText: summary });
+    await row(toRetry).waitFor(WAIT);
+    expect(await row(toRetry).textContent()).toContain('HTTP 503');
+    expect(await row(toRetry).locator('td.num').textContent()).toBe('8');
+    expect(await row(toRetry).textContent()).toContain(receiver.url('/down-retry'));
+    await checkPage('webhooks-dead-letters');
+
+    // The receiver is back: a retry delivers from the first attempt.
+    down.delete('/down-retry');
+    const before = receiver.to('/down-retry').length;
+    await row(toRetry).getByRole('button', { name: `Retry ${toRetry}` }).click();
+    await section.getByText(`Retrying ${toRetry} from its first attempt.`).waitFor(WAIT);
+    await row(toRetry).waitFor({ state: 'detached', ...WAIT });
+    expect(await pollUntil(async () => receiver.to('/down-retry').length, (n) => n > before, 300, 50)).toBe(before + 1);
+
+    await row(toDiscard).getByRole('button', { name: `Discard ${toDiscard}` }).click();
+    await row(toDiscard).waitFor({ state: 'detached', ...WAIT });
+    expect(Object.fromEntries((await entries()).map((e) => [e.summary, e.resolution]))).toMatchObject({ [toRetry]: 'retried', [toDiscard]: 'discarded' });
+    await section.getByText('No failed deliveries waiting.').waitFor(WAIT);
+    await section.getByLabel('Show').selectOption('resolved');
+    await row(toDiscard).getByText(/^discarded /).waitFor(WAIT);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
   it('shows the owner-only controls disabled with the reason for a member', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/sign-in/, WAIT);
@@ -272,5 +314,7 @@ describe('webhooks', () => {
     await page.getByText('Deleting rules: needs the owner role (you are member).').waitFor(WAIT);
     expect(await page.getByRole('button', { name: 'Delete timeouts' }).isDisabled()).toBe(true);
     await checkPage();
+    await page.goto(`${appUrl}/admin/webhooks`);
+    await page.getByText('Retrying and discarding: needs the owner role (you are member).').waitFor(WAIT);
   });
 });

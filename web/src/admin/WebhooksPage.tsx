@@ -5,6 +5,7 @@ import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { EditButton, FormFooter, useEditor } from '../ui/editing';
+import { DeadLetters } from './DeadLetters';
 import { ConfirmButton, Reason, useAction, usePermission } from './shared';
 import { usePages } from '../api/usePages';
 
@@ -80,6 +81,7 @@ export function WebhooksPage() {
           {list.loadingMore ? 'Loading…' : 'Load more'}
         </button>
       )}
+      <DeadLetters webhookUrl={(id) => list.items.find((hook) => hook.id === id)?.url} />
     </>
   );
 }
