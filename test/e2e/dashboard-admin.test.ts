@@ -2,14 +2,13 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestContext } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { ensureWebBuilt, launchChromium, seriousA11yViolations, WAIT, signInForDevelopment, openFromNav, checkPage } from '../helpers/web.js';
 
 /**
  * The Administration pages (issue 11), signed in for development: API keys (the secret shown once),
  * LLM connections (the key never returned), members and seats (the API's 402 and 409 as it gives them), billing, projects and the audit log;
  * what a viewer may not do is disabled with the reason. Each page passes axe and is screenshotted.
  */
-const WAIT = { timeout: 30_000 };
 
 let ctx: TestContext;
 let appUrl: string;
@@ -18,29 +17,16 @@ let context: BrowserContext;
 let page: Page;
 let tenantId: string;
 
-async function signIn(role: 'owner' | 'member' | 'viewer'): Promise<void> {
-  await page.goto(`${appUrl}/`);
-  await page.waitForURL(/\/sign-in/, WAIT);
-  await page.getByLabel('Tenant').selectOption(tenantId, WAIT);
-  await page.getByLabel('Role').selectOption(role);
-  await page.getByRole('button', { name: 'Sign in for development' }).click();
-  await page.getByText(`Signed in · ${role}`).waitFor(WAIT);
-}
+const signIn = (role: 'owner' | 'member' | 'viewer') => signInForDevelopment(page, appUrl, tenantId, role);
 
 async function signOut(): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(/\/sign-in/, WAIT);
 }
 
-async function open(link: string, heading: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: link }).click();
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor(WAIT);
-}
+const open = (link: string, heading: string) => openFromNav(page, link, heading);
 
-async function checkPage(name: string): Promise<void> {
-  expect(await seriousA11yViolations(page)).toEqual([]);
-  await screenshot(page, name);
-}
+const check = (name?: string) => checkPage(page, name);
 
 beforeAll(async () => {
   ensureWebBuilt();
@@ -113,7 +99,7 @@ describe('administration as an owner', () => {
 
     const stored = (await ctx.app.services.projects.list(tenantId, 'all', 100, undefined)).projects.find((p: { name: string }) => p.name === 'Checkout bot');
     expect(stored).toMatchObject({ status: 'archived', retention_days: 30, prompt_autoship_enabled: true });
-    await checkPage('admin-projects');
+    await check('admin-projects');
   });
 
   it('creates an API key whose secret is shown once, works, and is revoked', async () => {
@@ -129,7 +115,7 @@ describe('administration as an owner', () => {
     // Runs in the page: its globals, not this process's.
     expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secret);
     await page.locator('table.admin tbody tr', { hasText: 'CI ingest' }).waitFor(WAIT);
-    await checkPage('admin-api-keys');
+    await check('admin-api-keys');
 
     // The secret works against the API.
     const listed = await fetch(`${appUrl}/v1/projects`, { headers: { authorization: `Bearer ${secret}` } });
@@ -189,7 +175,7 @@ describe('administration as an owner', () => {
     await page.getByRole('textbox', { name: 'Email' }).fill('cy@example.test');
     await page.getByRole('button', { name: 'Invite' }).click();
     await page.getByText('Invited cy@example.test as member.').waitFor(WAIT);
-    await checkPage('admin-members');
+    await check('admin-members');
   });
 
   it('shows the plan, usage against its limits, and the limits table', async () => {
@@ -199,7 +185,7 @@ describe('administration as an owner', () => {
     expect(await seats.textContent()).toContain('3 of 3 · limit reached');
     expect(await page.getByRole('meter', { name: 'Seats (active and invited members)' }).getAttribute('value')).toBe('3');
     await page.getByRole('rowheader', { name: 'Traces per month' }).waitFor(WAIT);
-    await checkPage('admin-billing');
+    await check('admin-billing');
   });
 
   it('adds an LLM connection whose key never comes back, and removes it', async () => {
@@ -222,7 +208,7 @@ describe('administration as an owner', () => {
     expect(await form.getByLabel('API key').inputValue()).toBe('');
     expect(await page.content()).not.toContain(key);
     expect(await stored()).toMatchObject([{ name: 'team anthropic', provider: 'anthropic', api_key_last4: 'wxyz', default_model: 'claude-3-5-haiku' }]);
-    await checkPage('admin-llm-connections');
+    await check('admin-llm-connections');
 
     await row.getByRole('button', { name: 'Remove team anthropic' }).click();
     await row.getByRole('button', { name: 'Remove now' }).click();
@@ -239,6 +225,6 @@ describe('administration as an owner', () => {
     await page.getByRole('status').filter({ hasText: 'The chain holds:' }).waitFor(WAIT);
     await page.getByRole('heading', { name: /Daily anchors/ }).waitFor(WAIT);
     await page.locator('section[aria-labelledby="anchors-title"]').getByText(/No ended day yet|verified|missing/).first().waitFor(WAIT);
-    await checkPage('admin-audit-log');
+    await check('admin-audit-log');
   });
 });

@@ -8,7 +8,7 @@ import { controlApi, type Team } from '../helpers/control-api.js';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import { freePort } from '../helpers/server-process.js';
 import { ingestTraces, withQuery } from '../helpers/trace-api.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations, WAIT, signInForDevelopment } from '../helpers/web.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
 
 /**
@@ -16,7 +16,6 @@ import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/worke
  * real workers and the fake OpenAI-compatible provider, as test/prompt-deployments.test.ts and
  * test/control-loop.test.ts drive them; the browser signs in with the development sign-in.
  */
-const WAIT = { timeout: 30_000 };
 const KEYWORD = 'CITED';
 const ERROR = 'refund policy lookup failed';
 
@@ -49,17 +48,7 @@ afterAll(async () => {
 
 const { tenant, call, created } = controlApi(() => ctx.app);
 
-async function signIn(tenantId: string, role: 'owner' | 'member' | 'viewer'): Promise<void> {
-  await page.goto(`${appUrl}/`);
-  const signOut = page.getByRole('button', { name: 'Sign out' });
-  await signOut.or(page.getByLabel('Tenant')).first().waitFor(WAIT);
-  if (await signOut.isVisible()) await signOut.click();
-  await page.waitForURL(/\/sign-in/, WAIT);
-  await page.getByLabel('Tenant').selectOption(tenantId, WAIT);
-  await page.getByLabel('Role').selectOption(role);
-  await page.getByRole('button', { name: 'Sign in for development' }).click();
-  await page.getByText(`Signed in · ${role}`).waitFor(WAIT);
-}
+const signIn = (tenantId: string, role: 'owner' | 'member' | 'viewer') => signInForDevelopment(page, appUrl, tenantId, role);
 
 /** As test/prompt-deployments.test.ts: a `contains` rule, a prompt, failing traces in one cluster, a proposal that passes its A/B test. */
 async function deploymentAbPassed(t: Team): Promise<{ id: string; name: string }> {

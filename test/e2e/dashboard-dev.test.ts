@@ -3,13 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aTrace } from '../builders/traces.js';
 import { bearer, sessionToken, startApp, type TestContext } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { WAIT, ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
 
 /**
  * The development sign-in end to end (outside production, sessions signed with AUTH_JWT_SECRET),
  * the API's refusals shown as the API gives them, and the same server in production refusing it.
  */
-const WAIT = { timeout: 30_000 };
 
 let ctx: TestContext | undefined;
 let appUrl: string;

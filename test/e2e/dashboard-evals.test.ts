@@ -5,7 +5,7 @@ import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
 import { ingestTraces } from '../helpers/trace-api.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { ensureWebBuilt, launchChromium, WAIT, signInForDevelopment, openFromNav, checkPage } from '../helpers/web.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
 
 /**
@@ -13,7 +13,6 @@ import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/worke
  * LLM): an eval rule created and edited in the browser, evaluations listed and two windows
  * compared, a dataset filled in the browser and a run watched until it completes.
  */
-const WAIT = { timeout: 30_000 };
 
 let ctx: TestContext;
 let workers: Workers;
@@ -51,32 +50,16 @@ async function api(method: 'GET' | 'POST', url: string, payload?: object) {
   return { status: res.statusCode, body: res.json() };
 }
 
-async function signIn(role: 'owner' | 'member' | 'viewer'): Promise<void> {
-  await page.goto(`${appUrl}/`);
-  const signOut = page.getByRole('button', { name: 'Sign out' });
-  await signOut.or(page.getByLabel('Tenant')).first().waitFor(WAIT);
-  if (await signOut.isVisible()) await signOut.click();
-  await page.waitForURL(/\/sign-in/, WAIT);
-  await page.getByLabel('Tenant').selectOption(t.tenantId, WAIT);
-  await page.getByLabel('Role').selectOption(role);
-  await page.getByRole('button', { name: 'Sign in for development' }).click();
-  await page.getByText(`Signed in · ${role}`).waitFor(WAIT);
-}
+const signIn = (role: 'owner' | 'member' | 'viewer') => signInForDevelopment(page, appUrl, t.tenantId, role);
 
-async function open(link: string, heading: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: link }).click();
-  await page.getByRole('heading', { level: 1, name: heading }).waitFor(WAIT);
-}
+const open = (link: string, heading: string) => openFromNav(page, link, heading);
 
 async function tab(link: string, heading: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Evaluations' }).getByRole('link', { name: link }).click();
   await page.getByRole('heading', { level: 1, name: heading }).waitFor(WAIT);
 }
 
-async function checkPage(name?: string): Promise<void> {
-  expect(await seriousA11yViolations(page)).toEqual([]);
-  if (name) await screenshot(page, name);
-}
+const check = (name?: string) => checkPage(page, name);
 
 describe('evaluations', () => {
   it('creates an eval rule with min_score_drop in the browser, then edits it into version 2', async () => {
@@ -120,7 +103,7 @@ describe('evaluations', () => {
     expect(edited).toMatchObject({ version: 2, min_score_drop: 0.3, sampling_rate: 0.5 });
     await row.getByRole('button', { name: 'Show snapshot of Exact answer' }).click();
     await row.getByText(edited.current_version_id).waitFor(WAIT);
-    await checkPage('eval-rules');
+    await check('eval-rules');
   });
 
   it('lists evaluations with filters and compares two windows', async () => {
@@ -144,7 +127,7 @@ describe('evaluations', () => {
     await page.waitForURL(/metric_name=paris/, WAIT);
     await page.locator('table.admin tbody tr', { hasText: 'passed' }).waitFor(WAIT);
     await expect.poll(() => page.locator('table.admin tbody tr').count(), WAIT).toBe(2);
-    await checkPage('evaluations');
+    await check('evaluations');
 
     await tab('Compare windows', 'Compare windows');
     await page.getByRole('textbox', { name: 'Metric' }).fill('paris');
@@ -154,7 +137,7 @@ describe('evaluations', () => {
     // Both evaluations fall in the candidate window (the last 7 days): 1 of 2 passed.
     expect(await table.getByRole('row', { name: /Pass rate/ }).textContent()).toContain('50%');
     expect(await table.getByRole('row', { name: /Evaluations/ }).textContent()).toMatch(/02/);
-    await checkPage();
+    await check();
   });
 });
 
@@ -165,7 +148,7 @@ describe('datasets', () => {
     await page.getByRole('textbox', { name: 'Description' }).fill('golden answers');
     await page.getByRole('button', { name: 'Create dataset' }).click();
     await page.getByRole('status').filter({ hasText: 'Created Capitals.' }).waitFor(WAIT);
-    await checkPage();
+    await check();
     await page.getByRole('link', { name: 'Capitals' }).click();
     await page.getByRole('heading', { level: 1, name: 'Capitals' }).waitFor(WAIT);
 
@@ -184,7 +167,7 @@ describe('datasets', () => {
     const download = page.waitForEvent('download', WAIT);
     await page.getByRole('button', { name: 'JSONL' }).click();
     expect((await download).suggestedFilename()).toBe('Capitals.jsonl');
-    await checkPage('datasets');
+    await check('datasets');
 
     await page.getByRole('button', { name: 'Start run' }).click();
     await page.getByRole('heading', { level: 1, name: 'Eval run' }).waitFor(WAIT);
@@ -199,7 +182,7 @@ describe('datasets', () => {
     const run = (await api('GET', `/v1/datasets/${datasetId}/runs/${runId}`)).body;
     expect(run).toMatchObject({ status: 'completed', item_count: 3, completed_count: 3, pass_count: 2, fail_count: 1 });
     await page.getByText('66.7%').waitFor(WAIT);
-    await checkPage('dataset-run');
+    await check('dataset-run');
 
     await page.getByRole('link', { name: '← Dataset' }).click();
     await page.locator('table.admin tbody tr', { hasText: 'completed' }).getByText('3 / 3 items').waitFor(WAIT);

@@ -11,7 +11,7 @@ import { createTenant, startApp, type TestContext, type TestTenant } from '../he
 import { HttpsReceiver, makeTestCa, trustInThisProcess } from '../helpers/https-receiver.js';
 import { freePort } from '../helpers/server-process.js';
 import { getJson, ingestTraces } from '../helpers/trace-api.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { ensureWebBuilt, launchChromium, WAIT, signInForDevelopment, openFromNav, checkPage } from '../helpers/web.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
 
 /**
@@ -20,7 +20,6 @@ import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/worke
  * rolled up and charted with an anomaly shaded, and a webhook created, tested and delivered to an
  * https receiver on loopback. Each page passes axe and is screenshotted.
  */
-const WAIT = { timeout: 30_000 };
 const SECRET = 'whsec-e2e-0123456789abcdef';
 const WEB_DIST = path.resolve(import.meta.dirname, '../../web/dist');
 const ca = makeTestCa();
@@ -39,24 +38,11 @@ let t: TestTenant;
 const at = new Date(Date.now() - 90 * 60_000);
 const minute = (n: number) => new Date(at.getTime() + n * 60_000);
 
-async function signIn(role: 'owner' | 'member' | 'viewer'): Promise<void> {
-  await page.goto(`${appUrl}/`);
-  await page.waitForURL(/\/sign-in/, WAIT);
-  await page.getByLabel('Tenant').selectOption(t.tenantId, WAIT);
-  await page.getByLabel('Role').selectOption(role);
-  await page.getByRole('button', { name: 'Sign in for development' }).click();
-  await page.getByText(`Signed in · ${role}`).waitFor(WAIT);
-}
+const signIn = (role: 'owner' | 'member' | 'viewer') => signInForDevelopment(page, appUrl, t.tenantId, role);
 
-async function open(link: string, heading: string): Promise<void> {
-  await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: link, exact: true }).click();
-  await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor(WAIT);
-}
+const open = (link: string, heading: string) => openFromNav(page, link, heading);
 
-async function checkPage(name?: string): Promise<void> {
-  expect(await seriousA11yViolations(page)).toEqual([]);
-  if (name) await screenshot(page, name);
-}
+const check = (name?: string) => checkPage(page, name);
 
 const clusters = async () => (await getJson(ctx.app, t, '/v1/failures/clusters', { limit: 100 })).body.clusters as { type: string; count: number; sample_error: string }[];
 
@@ -113,7 +99,7 @@ describe('failures', () => {
     await row.waitFor(WAIT);
     expect((await row.locator('td.num').allTextContents()).map((s) => s.trim())).toEqual(['3', '3']);
     expect(await row.getByRole('link', { name: /^Example trace/ }).count()).toBe(3);
-    await checkPage('failures');
+    await check('failures');
 
     // The filters live in the URL: another type shows nothing.
     await page.getByLabel('Type').selectOption('rate_limit');
@@ -125,7 +111,7 @@ describe('failures', () => {
     await row.getByRole('link', { name: 'Timeout' }).click();
     await page.getByRole('heading', { level: 1, name: 'Failure cluster: Timeout' }).waitFor(WAIT);
     expect(await page.locator('.facts').textContent()).toContain('Matching spans3');
-    await checkPage();
+    await check();
     await page.getByRole('link', { name: /^Example trace 1/ }).click();
     await page.waitForURL(/\/traces\/[0-9a-f-]{36}$/, WAIT);
     const clusterUrl = /\/failures\/clusters\/[0-9a-f-]{36}$/;
@@ -134,7 +120,7 @@ describe('failures', () => {
     const link = page.locator('.trace-clusters').getByRole('link', { name: 'Timeout' });
     await link.waitFor(WAIT);
     expect(await page.locator('.trace-clusters').textContent()).toContain('(3 traces)');
-    await checkPage();
+    await check();
     await link.click();
     await page.waitForURL(clusterUrl, WAIT);
     await page.getByRole('heading', { level: 1, name: 'Failure cluster: Timeout' }).waitFor(WAIT);
@@ -152,7 +138,7 @@ describe('failures', () => {
     const slow = page.locator('table.rules tbody tr', { hasText: 'slow calls' });
     await slow.getByText('latency_ms_over').waitFor(WAIT);
     expect(await slow.getByRole('button', { name: 'Delete slow calls' }).isEnabled()).toBe(true);
-    await checkPage();
+    await check();
   });
 
   it('disables and re-enables a rule, then deletes it after confirming', async () => {
@@ -190,7 +176,7 @@ describe('metrics', () => {
     const anomaly = page.locator('table.anomalies tbody tr', { hasText: 'Error rate' });
     await anomaly.waitFor(WAIT);
     expect(await anomaly.textContent()).toContain('critical');
-    await checkPage('metrics');
+    await check('metrics');
   });
 
   it('keeps the initial JS within budget, without the charting library', () => {
@@ -228,7 +214,7 @@ describe('webhooks', () => {
     const delivery = hook.locator('table.deliveries tbody tr', { hasText: 'failure.detected' });
     await delivery.waitFor(WAIT);
     expect(await delivery.textContent()).toContain('200');
-    await checkPage('webhooks');
+    await check('webhooks');
   });
 
   it('edits a webhook (disabled, events changed, secret kept) and deletes it after confirming', async () => {
@@ -245,7 +231,7 @@ describe('webhooks', () => {
     expect(await edit.getByRole('textbox', { name: 'URL (https)' }).inputValue()).toBe(url);
     await edit.getByRole('checkbox', { name: /failure\.detected/ }).uncheck();
     await edit.getByRole('checkbox', { name: /^Enabled/ }).uncheck();
-    await checkPage();
+    await check();
     await edit.getByRole('button', { name: 'Save webhook' }).click();
     await page.getByText(`Saved the webhook for ${url}.`).waitFor(WAIT);
     expect(await stored()).toMatchObject({ id: before!.id, enabled: false, events: ['anomaly.detected'] });
@@ -286,7 +272,7 @@ describe('webhooks', () => {
     expect(await row(toRetry).textContent()).toContain('HTTP 503');
     expect(await row(toRetry).locator('td.num').textContent()).toBe('8');
     expect(await row(toRetry).textContent()).toContain(receiver.url('/down-retry'));
-    await checkPage('webhooks-dead-letters');
+    await check('webhooks-dead-letters');
 
     // The receiver is back: a retry delivers from the first attempt.
     down.delete('/down-retry');
@@ -313,7 +299,7 @@ describe('webhooks', () => {
     await page.getByRole('heading', { level: 1, name: 'Failure rules' }).waitFor(WAIT);
     await page.getByText('Deleting rules: needs the owner role (you are member).').waitFor(WAIT);
     expect(await page.getByRole('button', { name: 'Delete timeouts' }).isDisabled()).toBe(true);
-    await checkPage();
+    await check();
     await page.goto(`${appUrl}/admin/webhooks`);
     await page.getByText('Retrying and discarding: needs the owner role (you are member).').waitFor(WAIT);
   });

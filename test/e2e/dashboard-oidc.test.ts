@@ -5,14 +5,13 @@ import { aSpan, aTrace } from '../builders/traces.js';
 import { startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { startOidcProvider, type LocalOidcProvider } from '../helpers/oidc-provider.js';
 import { freePort } from '../helpers/server-process.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { WAIT, ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
 
 /**
  * The dashboard end to end: the real app listening on a port, a real OpenID Connect provider whose
  * ID tokens the API verifies through AUTH_JWKS_URL, and headless Chromium signing in through it.
  */
 const CLIENT_ID = 'looptrace-dashboard';
-const WAIT = { timeout: 30_000 };
 const at = (ms: number) => new Date(Date.parse('2026-11-01T12:00:00.000Z') + ms);
 
 let idp: LocalOidcProvider;

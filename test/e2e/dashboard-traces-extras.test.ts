@@ -3,13 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, startApp, type TestContext } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
-import { ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { WAIT, ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
 
 /**
  * The trace detail's evaluations and feedback, saved filters of the traces list and the sessions
  * pages, end to end: the real app on a port, development sign-in, headless Chromium.
  */
-const WAIT = { timeout: 30_000 };
 // Sessions are listed over the last 30 days: the traces start an hour ago.
 const base = Date.now() - 3_600_000;
 const at = (ms: number) => new Date(base + ms);

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import axe from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
@@ -40,4 +41,35 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** How long a browser test waits for the page: generous, the machine may be busy. */
+export const WAIT = { timeout: 30_000 };
+
+/**
+ * Signs in through the development sign-in as this tenant and role, signing out first when the
+ * page already has a session, and waits until the shell says who is signed in.
+ */
+export async function signInForDevelopment(page: Page, appUrl: string, tenantId: string, role: 'owner' | 'member' | 'viewer'): Promise<void> {
+  await page.goto(`${appUrl}/`);
+  const signOut = page.getByRole('button', { name: 'Sign out' });
+  await signOut.or(page.getByLabel('Tenant')).first().waitFor(WAIT);
+  if (await signOut.isVisible()) await signOut.click();
+  await page.waitForURL(/\/sign-in/, WAIT);
+  await page.getByLabel('Tenant').selectOption(tenantId, WAIT);
+  await page.getByLabel('Role').selectOption(role);
+  await page.getByRole('button', { name: 'Sign in for development' }).click();
+  await page.getByText(`Signed in · ${role}`).waitFor(WAIT);
+}
+
+/** Follows a link of the dashboard's navigation and waits for the page's heading. */
+export async function openFromNav(page: Page, link: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: link, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor(WAIT);
+}
+
+/** No serious or critical axe violation on the page as it is; then its screenshot, when named. */
+export async function checkPage(page: Page, name?: string): Promise<void> {
+  expect(await seriousA11yViolations(page)).toEqual([]);
+  if (name) await screenshot(page, name);
 }

@@ -1,10 +1,7 @@
-import { NavLink } from 'react-router';
-import type { Operation } from '../api/access';
-import { can } from '../api/permissions';
-import { useMe } from '../shell/MeContext';
+import { GatedNavItems, type GatedPage } from '../shell/GatedNav';
 
 /** The Administration pages, each with the operation that shows it: a link, or disabled with the reason. */
-export const ADMIN_PAGES: { label: string; to: string; operation: Operation }[] = [
+const ADMIN_PAGES: GatedPage[] = [
   { label: 'Projects', to: '/admin/projects', operation: 'GET /v1/projects' },
   { label: 'API keys', to: '/admin/api-keys', operation: 'GET /v1/apikeys' },
   { label: 'Members and seats', to: '/admin/members', operation: 'GET /v1/members' },
@@ -15,28 +12,13 @@ export const ADMIN_PAGES: { label: string; to: string; operation: Operation }[] 
 ];
 
 export function AdminNav() {
-  const me = useMe();
   return (
     <>
       <p id="nav-admin" className="nav-heading">
         Administration
       </p>
       <ul aria-labelledby="nav-admin">
-        {ADMIN_PAGES.map(({ label, to, operation }) => {
-          const permission = can(me, operation);
-          return (
-            <li key={to}>
-              {permission.allowed ? (
-                <NavLink to={to}>{label}</NavLink>
-              ) : (
-                <span className="nav-disabled" aria-disabled="true">
-                  {label}
-                  <small>{permission.reason}</small>
-                </span>
-              )}
-            </li>
-          );
-        })}
+        <GatedNavItems pages={ADMIN_PAGES} />
       </ul>
     </>
   );

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useState } from 'react';
 import { api, unwrap, type Ok } from '../api/client';
 import { useApi } from '../api/useApi';
@@ -35,9 +36,7 @@ export function AuditLogPage() {
       <VerifyChain />
       <Anchors />
       <h2>Entries</h2>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the audit log…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No entries yet.</p>}
+      <ListState list={list} loading="Loading the audit log…" empty={<p>No entries yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin audit">
           <caption className="visually-hidden">Audit log entries, newest first</caption>
@@ -98,11 +97,7 @@ export function AuditLogPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useReducer, useState } from 'react';
 import { api, unwrap, type Ok } from '../api/client';
 import { usePages } from '../api/usePages';
@@ -56,9 +57,7 @@ export function DeadLetters({ webhookUrl }: { webhookUrl: (id: string) => string
         {done}
       </p>
       {resolve.error !== undefined && <ErrorNotice error={resolve.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the dead letters…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>{state === 'open' ? 'No failed deliveries waiting.' : 'None.'}</p>}
+      <ListState list={list} loading="Loading the dead letters…" empty={<p>{state === 'open' ? 'No failed deliveries waiting.' : 'None.'}</p>} />
       {list.items.length > 0 && (
         <table className="admin dead-letters">
           <caption className="visually-hidden">Dead-lettered deliveries, newest first</caption>
@@ -112,11 +111,7 @@ export function DeadLetters({ webhookUrl }: { webhookUrl: (id: string) => string
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </section>
   );
 }

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
@@ -42,9 +43,7 @@ export function LlmConnectionsPage() {
       <h2>Connections</h2>
       <Reason id="delete-connection-reason" permission={mayDelete} what="Removing connections" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the connections…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No LLM connections yet: calls use the server&apos;s default key, if any.</p>}
+      <ListState list={list} loading="Loading the connections…" empty={<p>No LLM connections yet: calls use the server&apos;s default key, if any.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
           <caption className="visually-hidden">LLM connections of this tenant, oldest first</caption>
@@ -90,11 +89,7 @@ export function LlmConnectionsPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

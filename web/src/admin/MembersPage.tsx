@@ -1,3 +1,4 @@
+import { LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok, type Role } from '../api/client';
 import { useMe } from '../shell/MeContext';
@@ -73,11 +74,7 @@ export function MembersPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

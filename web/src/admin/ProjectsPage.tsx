@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -56,9 +57,7 @@ export function ProjectsPage() {
       <Reason id="autoship-reason" permission={mayPatch} what="Changing prompt auto-ship" />
       <Reason id="retention-reason" permission={mayRetain} what="Changing retention" />
       {change.error !== undefined && <ErrorNotice error={change.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the projects…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No projects here.</p>}
+      <ListState list={list} loading="Loading the projects…" empty={<p>No projects here.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
           <caption className="visually-hidden">Projects of this tenant</caption>
@@ -124,11 +123,7 @@ export function ProjectsPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
       <p className="hint">Archiving refuses ingest into a project until it is unarchived. Shortening retention removes the traces older than it.</p>
     </>
   );

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent, type ReactNode } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
@@ -51,9 +52,7 @@ export function WebhooksPage() {
       <h2>Webhooks</h2>
       <Reason id="delete-webhook-reason" permission={mayDelete} what="Deleting webhooks" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the webhooks…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No webhooks yet.</p>}
+      <ListState list={list} loading="Loading the webhooks…" empty={<p>No webhooks yet.</p>} />
       <ul className="webhooks">
         {list.items.map((hook) => (
           <WebhookItem
@@ -76,11 +75,7 @@ export function WebhooksPage() {
           />
         ))}
       </ul>
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
       <DeadLetters webhookUrl={(id) => list.items.find((hook) => hook.id === id)?.url} />
     </>
   );

@@ -1,3 +1,4 @@
+import { DetailState } from '../ui/lists';
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, ApiError, unwrap, type Ok } from '../api/client';
@@ -8,7 +9,7 @@ import { JsonBlock, Payload } from '../ui/Payload';
 import { ACTION_STATES, ACTION_TYPES, type Action } from './ActionsPage';
 import { ControlNav } from './ControlNav';
 import { DecisionButton } from './Decision';
-import { Fact } from './DeploymentDetailPage';
+import { Fact } from '../ui/Fact';
 import { deltaClass, formatDelta, formatScore } from './format';
 
 type Diff = Exclude<Ok<'/v1/control/actions/{id}/diff'>, { status: 'pending' }>;
@@ -28,13 +29,7 @@ export function ActionDetailPage() {
       <p>
         <Link to="/control/actions">← Control actions</Link>
       </p>
-      {loaded.error !== undefined && (
-        <>
-          <h1>Control action</h1>
-          <ErrorNotice error={loaded.error} />
-        </>
-      )}
-      {loaded.loading && <p aria-live="polite">Loading the action…</p>}
+      <DetailState state={loaded} title="Control action" loading="Loading the action…" />
       {action && <ActionView action={action} onDecided={setDecided} />}
     </>
   );

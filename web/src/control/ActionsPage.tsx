@@ -1,8 +1,8 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap, type Ok } from '../api/client';
 import { formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { ControlNav } from './ControlNav';
 import { usePages } from '../api/usePages';
 
@@ -54,15 +54,9 @@ export function ActionsPage() {
 function ActionSection({ list, empty, caption }: { list: ReturnType<typeof usePages<ActionList, Action>>; empty: string; caption: string }) {
   return (
     <>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p className="muted">{empty}</p>}
+      <ListState list={list} loading="Loading…" empty={<p className="muted">{empty}</p>} />
       {list.items.length > 0 && <ActionTable actions={list.items} caption={caption} />}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

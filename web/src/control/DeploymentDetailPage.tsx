@@ -1,9 +1,10 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { DetailState } from '../ui/lists';
+import { Fact } from '../ui/Fact';
+import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { DecisionButton } from './Decision';
 import { DEPLOYMENT_STATES, DeploymentState, type Deployment, type DeploymentStatus } from './DeploymentsPage';
 import { deltaClass, formatDelta, formatRate, formatScore } from './format';
@@ -29,13 +30,7 @@ export function DeploymentDetailPage() {
       <p>
         <Link to="/prompt-deployments">← Prompt deployments</Link>
       </p>
-      {loaded.error !== undefined && (
-        <>
-          <h1>Prompt deployment</h1>
-          <ErrorNotice error={loaded.error} />
-        </>
-      )}
-      {loaded.loading && <p aria-live="polite">Loading the deployment…</p>}
+      <DetailState state={loaded} title="Prompt deployment" loading="Loading the deployment…" />
       {deployment && <DeploymentView deployment={deployment} onDecided={setDecided} />}
     </>
   );
@@ -150,14 +145,5 @@ function DeploymentView({ deployment: d, onDecided }: { deployment: Deployment; 
         </section>
       </div>
     </>
-  );
-}
-
-export function Fact({ term, value }: { term: string; value: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{value}</dd>
-    </div>
   );
 }

@@ -1,8 +1,8 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap, type Ok } from '../api/client';
 import { formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { formatRate } from './format';
 import { usePages } from '../api/usePages';
 
@@ -63,9 +63,7 @@ export function DeploymentsPage() {
           </select>
         </label>
       </div>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading deployments…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No prompt deployments{status ? ' in this state' : ''}.</p>}
+      <ListState list={list} loading="Loading deployments…" empty={<p>No prompt deployments{status ? ' in this state' : ''}.</p>} />
       {list.items.length > 0 && (
         <table className="list">
           <caption className="visually-hidden">Prompt deployments, newest first</caption>
@@ -96,11 +94,7 @@ export function DeploymentsPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
@@ -20,15 +21,6 @@ const describe = (value: Record<string, unknown>): string =>
     .join('; ');
 const modelName = (m: ModelRoute['model']) => `${m.provider}/${m.model}`;
 
-function LoadMore({ list }: { list: { hasMore: boolean; loadingMore: boolean; loadMore: () => Promise<void> } }) {
-  if (!list.hasMore) return null;
-  return (
-    <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-      {list.loadingMore ? 'Loading…' : 'Load more'}
-    </button>
-  );
-}
-
 export function PoliciesPage() {
   const editor = useEditor((item: Policy) => item.updated_at);
   const remove = useAction();
@@ -47,9 +39,7 @@ export function PoliciesPage() {
       <h2>Policies</h2>
       <Reason id="delete-policy-reason" permission={mayDelete} what="Deleting policies" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading policies…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No policies yet.</p>}
+      <ListState list={list} loading="Loading policies…" empty={<p>No policies yet.</p>} />
       {list.items.length > 0 && (
         <table className="list">
           <caption className="visually-hidden">Remediation policies</caption>
@@ -122,9 +112,7 @@ export function ModelRoutesPage() {
       <h2>Model routes</h2>
       <Reason id="delete-route-reason" permission={mayDelete} what="Deleting model routes" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading model routes…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No model routes yet.</p>}
+      <ListState list={list} loading="Loading model routes…" empty={<p>No model routes yet.</p>} />
       {list.items.length > 0 && (
         <table className="list">
           <caption className="visually-hidden">Model routes</caption>

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -9,7 +10,8 @@ import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { RunProgress } from './RunProgress';
 import { useAllRules } from './rules';
-import type { ExportFormat, ItemBody, ItemLabel } from './types';
+import type { ItemBody, ItemLabel } from './types';
+import { ExportButtons, saveFile } from '../ui/ExportButtons';
 
 export function DatasetPage() {
   const { id = '' } = useParams();
@@ -36,37 +38,18 @@ export function DatasetPage() {
       </p>
       <h1>{d.name}</h1>
       {d.description && <p>{d.description}</p>}
-      <ExportButtons id={id} name={d.name} />
+      <ExportButtons
+        name="Export the items"
+        text="Export the items:"
+        download={async (format) => {
+          const file = await unwrap(api.GET('/v1/datasets/{id}/export', { params: { path: { id }, query: { format } }, parseAs: 'blob' }));
+          saveFile(file, `${d.name.replace(/[^\w.-]+/g, '_') || 'dataset'}.${format}`);
+        }}
+      />
       <Runs id={id} />
       <AddItemForm id={id} onAdded={reload} />
       <Items id={id} version={version} />
     </>
-  );
-}
-
-/** GET /v1/datasets/{id}/export, fetched with the token (not a plain link) and saved as a file. */
-function ExportButtons({ id, name }: { id: string; name: string }) {
-  const exporting = useAction();
-  const run = (format: ExportFormat) =>
-    void exporting.run(format, async () => {
-      const file = await unwrap(api.GET('/v1/datasets/{id}/export', { params: { path: { id }, query: { format } }, parseAs: 'blob' }));
-      const url = URL.createObjectURL(file);
-      const link = document.createElement('a');
-      link.href = url;
-      link.download = `${name.replace(/[^\w.-]+/g, '_') || 'dataset'}.${format}`;
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(url), 60_000);
-    });
-  return (
-    <div className="export" role="group" aria-label="Export the items">
-      <span>Export the items:</span>
-      {(['csv', 'jsonl'] as const).map((format) => (
-        <button key={format} type="button" onClick={() => run(format)} disabled={exporting.busy !== null}>
-          {exporting.busy === format ? 'Exporting…' : format.toUpperCase()}
-        </button>
-      ))}
-      {exporting.error !== undefined && <ErrorNotice error={exporting.error} />}
-    </div>
   );
 }
 
@@ -149,11 +132,7 @@ function Runs({ id }: { id: string }) {
           </tbody>
         </table>
       )}
-      {runs.hasMore && (
-        <button type="button" onClick={() => void runs.loadMore()} disabled={runs.loadingMore}>
-          {runs.loadingMore ? 'Loading…' : 'Load more runs'}
-        </button>
-      )}
+      <LoadMore list={runs} label="Load more runs" />
     </section>
   );
 }
@@ -231,9 +210,7 @@ function Items({ id, version }: { id: string; version: number }) {
   return (
     <section aria-labelledby="items-title">
       <h2 id="items-title">Items</h2>
-      {items.error !== undefined && <ErrorNotice error={items.error} />}
-      {items.loading && <p aria-live="polite">Loading the items…</p>}
-      {!items.loading && items.items.length === 0 && items.error === undefined && <p>No items yet.</p>}
+      <ListState list={items} loading="Loading the items…" empty={<p>No items yet.</p>} />
       {items.items.length > 0 && (
         <table className="admin items">
           <caption className="visually-hidden">Items in the order they were added</caption>
@@ -263,11 +240,7 @@ function Items({ id, version }: { id: string; version: number }) {
           </tbody>
         </table>
       )}
-      {items.hasMore && (
-        <button type="button" onClick={() => void items.loadMore()} disabled={items.loadingMore}>
-          {items.loadingMore ? 'Loading…' : 'Load more items'}
-        </button>
-      )}
+      <LoadMore list={items} label="Load more items" />
     </section>
   );
 }

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -23,9 +24,7 @@ export function DatasetsPage() {
       <p className="hint">Traces (or single spans) with an expected output and a label, to score an eval rule's version against.</p>
       <CreateDatasetForm onCreated={reload} />
       <h2>Datasets</h2>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the datasets…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No datasets yet.</p>}
+      <ListState list={list} loading="Loading the datasets…" empty={<p>No datasets yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
           <caption className="visually-hidden">Datasets, oldest first</caption>
@@ -51,11 +50,7 @@ export function DatasetsPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

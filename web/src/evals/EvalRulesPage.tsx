@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
@@ -47,9 +48,7 @@ export function EvalRulesPage() {
       <h2>Rules</h2>
       <Reason id="delete-rule-reason" permission={mayDelete} what="Deleting rules" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the eval rules…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No eval rules yet.</p>}
+      <ListState list={list} loading="Loading the eval rules…" empty={<p>No eval rules yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
           <caption className="visually-hidden">Eval rules of this tenant</caption>
@@ -110,11 +109,7 @@ export function EvalRulesPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

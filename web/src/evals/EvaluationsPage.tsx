@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -5,7 +6,6 @@ import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { usePages } from '../api/usePages';
 import { formatScore } from '../control/format';
 import { formatCost, formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { EvalsNav } from './EvalsNav';
 import { useAllRules } from './rules';
 import { EVAL_STATUSES, statusClass, type EvalQuery, type EvalStatus, type EvaluationList } from './types';
@@ -52,9 +52,7 @@ export function EvaluationsPage() {
       <h1>Evaluations</h1>
       <EvalsNav />
       <EvalFilterForm key={key} query={query} onApply={(next) => setParams(next)} />
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading evaluations…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No evaluations match these filters.</p>}
+      <ListState list={list} loading="Loading evaluations…" empty={<p>No evaluations match these filters.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
           <caption className="visually-hidden">Evaluations, newest first</caption>
@@ -106,11 +104,7 @@ export function EvaluationsPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

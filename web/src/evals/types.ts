@@ -22,7 +22,6 @@ export type ItemBody = NonNullable<paths['/v1/datasets/{id}/items']['post']['req
 export type ItemLabel = NonNullable<DatasetItem['label']>;
 export type EvalRun = Ok<'/v1/datasets/{id}/runs'>['runs'][number];
 export type RunDetail = Ok<'/v1/datasets/{id}/runs/{run_id}'>;
-export type ExportFormat = NonNullable<NonNullable<paths['/v1/datasets/{id}/export']['get']['parameters']['query']>['format']>;
 
 /** Every evaluator the API offers (the records are exhaustive over the generated enums). */
 export const BUILTIN_PRESETS: Record<BuiltinPreset, string> = {

@@ -1,11 +1,11 @@
+import { DetailState } from '../ui/lists';
 import { useEffect } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { useAllProjects } from '../admin/projects';
-import { Fact } from '../control/DeploymentDetailPage';
+import { Fact } from '../ui/Fact';
 import { formatCount, formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { clusterTypeLabel } from './clusters';
 import { ExampleTraces } from './FailuresPage';
 import { FailuresNav } from './FailuresNav';
@@ -27,13 +27,7 @@ export function ClusterDetailPage() {
       <p>
         <Link to="/failures">← Failure clusters</Link>
       </p>
-      {cluster.error !== undefined && (
-        <>
-          <h1>Failure cluster</h1>
-          <ErrorNotice error={cluster.error} />
-        </>
-      )}
-      {cluster.loading && <p aria-live="polite">Loading the cluster…</p>}
+      <DetailState state={cluster} title="Failure cluster" loading="Loading the cluster…" />
       {c && (
         <>
           <h1>Failure cluster: {clusterTypeLabel(c.type)}</h1>

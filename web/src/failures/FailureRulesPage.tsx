@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
@@ -42,9 +43,7 @@ export function FailureRulesPage() {
       <Reason id="toggle-rule-reason" permission={mayToggle} what="Enabling and disabling rules" />
       {remove.error !== undefined && <ErrorNotice error={remove.error} />}
       {toggle.error !== undefined && <ErrorNotice error={toggle.error} />}
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the rules…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No failure rules yet.</p>}
+      <ListState list={list} loading="Loading the rules…" empty={<p>No failure rules yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin rules">
           <caption className="visually-hidden">Failure rules of this tenant</caption>
@@ -107,11 +106,7 @@ export function FailureRulesPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
@@ -6,7 +7,6 @@ import { ProjectOptions, useAllProjects } from '../admin/projects';
 import { usePages } from '../api/usePages';
 import { isoToLocalInput, localInputToIso } from '../traces/filters';
 import { formatCount, formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { CLUSTER_TYPES, clusterTypeLabel, type ClusterList } from './clusters';
 import { FailuresNav } from './FailuresNav';
 
@@ -93,9 +93,7 @@ export function FailuresPage() {
           <button type="reset">Clear</button>
         </div>
       </form>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the clusters…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No failure clusters for these filters.</p>}
+      <ListState list={list} loading="Loading the clusters…" empty={<p>No failure clusters for these filters.</p>} />
       {list.items.length > 0 && (
         <table className="admin clusters">
           <caption className="visually-hidden">Failure clusters, most recently seen first</caption>
@@ -133,11 +131,7 @@ export function FailuresPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

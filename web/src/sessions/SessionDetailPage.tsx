@@ -1,4 +1,6 @@
-import { useEffect, type ReactNode } from 'react';
+import { Fact } from '../ui/Fact';
+import { LoadMore } from '../ui/lists';
+import { useEffect } from 'react';
 import { Link, useParams } from 'react-router';
 import { usePages } from '../api/usePages';
 import { api, unwrap } from '../api/client';
@@ -79,20 +81,7 @@ export function SessionDetailPage() {
           </table>
         </>
       )}
-      {pages.hasMore && (
-        <button type="button" onClick={() => void pages.loadMore()} disabled={pages.loadingMore}>
-          {pages.loadingMore ? 'Loading…' : 'Load more traces'}
-        </button>
-      )}
+      <LoadMore list={pages} label="Load more traces" />
     </>
-  );
-}
-
-function Fact({ term, value }: { term: string; value: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{value}</dd>
-    </div>
   );
 }

@@ -1,9 +1,9 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useEffect } from 'react';
 import { Link } from 'react-router';
 import { usePages } from '../api/usePages';
 import { api, unwrap } from '../api/client';
 import { formatCost, formatCount, formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { sessionPath } from './paths';
 
 /** GET /v1/sessions: the traces grouped by session_id, most recent first, 50 at a time. */
@@ -21,9 +21,7 @@ export function SessionsPage() {
     <>
       <h1>Sessions</h1>
       <p className="hint">Traces that share a session id, over the last 30 days.</p>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the sessions…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p>No sessions in the last 30 days.</p>}
+      <ListState list={list} loading="Loading the sessions…" empty={<p>No sessions in the last 30 days.</p>} />
       {list.items.length > 0 && (
         <table className="admin sessions">
           <caption className="visually-hidden">Sessions, most recent first</caption>
@@ -67,11 +65,7 @@ export function SessionsPage() {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
   );
 }

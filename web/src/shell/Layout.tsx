@@ -1,13 +1,13 @@
 import { NavLink } from 'react-router';
 import { AdminNav } from '../admin/AdminNav';
-import type { Operation } from '../api/access';
-import { can, planName } from '../api/permissions';
+import { planName } from '../api/permissions';
 import { signOut } from '../auth/signOut';
+import { GatedNavItems, type GatedPage } from './GatedNav';
 import { useMe } from './MeContext';
 import { PageOutlet } from './PageBoundary';
 
 /** Built pages behind a plan or role: a link when allowed, otherwise listed disabled with the reason. */
-const GATED_PAGES: { label: string; to: string; operation: Operation }[] = [
+const GATED_PAGES: GatedPage[] = [
   { label: 'Sessions', to: '/sessions', operation: 'GET /v1/sessions' },
   { label: 'Metrics', to: '/metrics', operation: 'GET /v1/metrics' },
   { label: 'Failures', to: '/failures', operation: 'GET /v1/failures/clusters' },
@@ -41,21 +41,7 @@ export function Layout() {
           <li>
             <NavLink to="/traces">Traces</NavLink>
           </li>
-          {GATED_PAGES.map(({ label, to, operation }) => {
-            const permission = can(me, operation);
-            return (
-              <li key={label}>
-                {permission.allowed ? (
-                  <NavLink to={to}>{label}</NavLink>
-                ) : (
-                  <span className="nav-disabled" aria-disabled="true">
-                    {label}
-                    <small>{permission.reason}</small>
-                  </span>
-                )}
-              </li>
-            );
-          })}
+          <GatedNavItems pages={GATED_PAGES} />
         </ul>
         <AdminNav />
       </nav>

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useReducer, useState, type FormEvent } from 'react';
 import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
 import { usePages } from '../api/usePages';
@@ -57,9 +58,7 @@ export function SavedFilters({ filters, projects, onLoad }: { filters: TraceFilt
   return (
     <section className="card saved-filters" aria-labelledby="saved-filters-title">
       <h2 id="saved-filters-title">Saved filters</h2>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the saved filters…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p className="muted">No saved filters yet.</p>}
+      <ListState list={list} loading="Loading the saved filters…" empty={<p className="muted">No saved filters yet.</p>} />
       {list.items.length > 0 && (
         <ul className="saved-filter-list">
           {list.items.map((saved) => {
@@ -102,11 +101,7 @@ export function SavedFilters({ filters, projects, onLoad }: { filters: TraceFilt
           })}
         </ul>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more saved filters'}
-        </button>
-      )}
+      <LoadMore list={list} label="Load more saved filters" />
       {change.error !== undefined && <ErrorNotice error={change.error} />}
       <SaveFilterForm filters={filters} projects={projects ?? []} onSaved={reload} />
     </section>

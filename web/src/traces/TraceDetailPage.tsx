@@ -1,4 +1,6 @@
-import { useEffect, useState, type KeyboardEvent, type ReactNode } from 'react';
+import { DetailState } from '../ui/lists';
+import { Fact } from '../ui/Fact';
+import { useEffect, useState, type KeyboardEvent } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
@@ -6,12 +8,10 @@ import { clusterTypeLabel } from '../failures/clusters';
 import { sessionPath } from '../sessions/paths';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock, Payload } from '../ui/Payload';
-import { FAILURE_TYPES, type FailureType } from './filters';
+import { failureTypeLabel } from './filters';
 import { formatCost, formatCount, formatDuration, formatTime } from './format';
 import { spanRows, type Span, type SpanRow, type TraceDetail } from './spanTree';
 import { TraceExtras } from './TraceExtras';
-
-const failureLabel = (type: string) => FAILURE_TYPES[type as FailureType] ?? type;
 
 export function TraceDetailPage() {
   const { id = '' } = useParams();
@@ -27,13 +27,7 @@ export function TraceDetailPage() {
       <p>
         <Link to={back ? `/traces?${back}` : '/traces'}>← Traces</Link>
       </p>
-      {trace.error !== undefined && (
-        <>
-          <h1>Trace</h1>
-          <ErrorNotice error={trace.error} />
-        </>
-      )}
-      {trace.loading && <p aria-live="polite">Loading the trace…</p>}
+      <DetailState state={trace} title="Trace" loading="Loading the trace…" />
       {trace.data && <TraceView trace={trace.data} />}
     </>
   );
@@ -85,15 +79,6 @@ function TraceView({ trace }: { trace: TraceDetail }) {
   );
 }
 
-function Fact({ term, value }: { term: string; value: ReactNode }) {
-  return (
-    <div>
-      <dt>{term}</dt>
-      <dd>{value}</dd>
-    </div>
-  );
-}
-
 function Problems({ error, failureTypes }: { error: string | null; failureTypes: string[] }) {
   if (error === null && failureTypes.length === 0) return null;
   return (
@@ -108,7 +93,7 @@ function Problems({ error, failureTypes }: { error: string | null; failureTypes:
           <strong>{failureTypes.length === 1 ? 'Failure type:' : 'Failure types:'}</strong>{' '}
           {failureTypes.map((type) => (
             <span key={type} className="badge failure">
-              {failureLabel(type)}
+              {failureTypeLabel(type)}
             </span>
           ))}
         </p>

@@ -1,3 +1,4 @@
+import { ListState, LoadMore } from '../ui/lists';
 import { useReducer, useState, type FormEvent } from 'react';
 import { Reason, useAction, usePermission } from '../admin/shared';
 import { usePages } from '../api/usePages';
@@ -75,9 +76,7 @@ function EvalList({ traceId, version }: { traceId: string; version: number }) {
   );
   return (
     <>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the evaluations…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p className="muted">No evaluations of this trace yet.</p>}
+      <ListState list={list} loading="Loading the evaluations…" empty={<p className="muted">No evaluations of this trace yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin evals">
           <caption className="visually-hidden">Evaluations of this trace, newest first</caption>
@@ -122,11 +121,7 @@ function EvalList({ traceId, version }: { traceId: string; version: number }) {
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more evaluations'}
-        </button>
-      )}
+      <LoadMore list={list} label="Load more evaluations" />
     </>
   );
 }
@@ -237,9 +232,7 @@ function FeedbackList({ traceId, version }: { traceId: string; version: number }
   );
   return (
     <>
-      {list.error !== undefined && <ErrorNotice error={list.error} />}
-      {list.loading && <p aria-live="polite">Loading the feedback…</p>}
-      {!list.loading && list.items.length === 0 && list.error === undefined && <p className="muted">No feedback on this trace yet.</p>}
+      <ListState list={list} loading="Loading the feedback…" empty={<p className="muted">No feedback on this trace yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin feedback">
           <caption className="visually-hidden">Feedback on this trace, newest first</caption>
@@ -271,11 +264,7 @@ function FeedbackList({ traceId, version }: { traceId: string; version: number }
           </tbody>
         </table>
       )}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more feedback'}
-        </button>
-      )}
+      <LoadMore list={list} label="Load more feedback" />
     </>
   );
 }

@@ -1,16 +1,16 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { LoadMore } from '../ui/lists';
+import { useEffect, useRef, type KeyboardEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { exportTraces, type ExportFormat } from './exportTraces';
-import { FAILURE_TYPES, filtersFromParams, filtersToParams, type FailureType, type TraceFilters } from './filters';
+import { exportTraces } from './exportTraces';
+import { ExportButtons } from '../ui/ExportButtons';
+import { failureTypeLabel, filtersFromParams, filtersToParams } from './filters';
 import { formatCost, formatCount, formatDuration, formatTime } from './format';
 import { SavedFilters } from './SavedFilters';
 import { TraceFilterForm } from './TraceFilterForm';
 import { useTracePages, type Trace } from './useTracePages';
-
-const failureLabel = (type: string) => FAILURE_TYPES[type as FailureType] ?? type;
 
 export function TracesPage() {
   const [params, setParams] = useSearchParams();
@@ -28,44 +28,13 @@ export function TracesPage() {
       <h1>Traces</h1>
       <TraceFilterForm key={query} filters={filters} projects={projects.data} onApply={(next) => setParams(filtersToParams(next))} />
       <SavedFilters filters={filters} projects={projects.data} onLoad={(next) => setParams(filtersToParams(next))} />
-      <ExportButtons filters={filters} />
+      <ExportButtons name="Export the traces of these filters" text="Export these filters:" download={(format) => exportTraces(filters, format)} />
       {list.error !== undefined && <ErrorNotice error={list.error} />}
       {list.loading && <p aria-live="polite">Loading traces…</p>}
       {!list.loading && list.traces.length === 0 && list.error === undefined && <p>No traces match these filters.</p>}
       {list.traces.length > 0 && <TraceTable traces={list.traces} query={query} />}
-      {list.hasMore && (
-        <button type="button" onClick={() => void list.loadMore()} disabled={list.loadingMore}>
-          {list.loadingMore ? 'Loading…' : 'Load more'}
-        </button>
-      )}
+      <LoadMore list={list} />
     </>
-  );
-}
-
-function ExportButtons({ filters }: { filters: TraceFilters }) {
-  const [busy, setBusy] = useState<ExportFormat | null>(null);
-  const [error, setError] = useState<unknown>();
-  const run = async (format: ExportFormat) => {
-    setBusy(format);
-    setError(undefined);
-    try {
-      await exportTraces(filters, format);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
-  };
-  return (
-    <div className="export" role="group" aria-label="Export the traces of these filters">
-      <span>Export these filters:</span>
-      {(['csv', 'jsonl'] as const).map((format) => (
-        <button key={format} type="button" onClick={() => void run(format)} disabled={busy !== null}>
-          {busy === format ? 'Exporting…' : format.toUpperCase()}
-        </button>
-      ))}
-      {error !== undefined && <ErrorNotice error={error} />}
-    </div>
   );
 }
 
@@ -136,7 +105,7 @@ function TraceTable({ traces, query }: { traces: Trace[]; query: string }) {
                   <span className="badge error">error</span>
                   {trace.failure_types.map((type) => (
                     <span key={type} className="badge failure">
-                      {failureLabel(type)}
+                      {failureTypeLabel(type)}
                     </span>
                   ))}
                 </>

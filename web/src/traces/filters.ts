@@ -20,6 +20,9 @@ type Handled = (typeof TEXT)[number] | (typeof COUNTS)[number] | 'failure_type';
 type MustBeNever<T extends never> = T;
 type _EveryFilterHandled = MustBeNever<Exclude<keyof TraceFilters, Handled>>;
 
+/** A failure type as people read it; a type this build does not know as the API names it. */
+export const failureTypeLabel = (type: string): string => FAILURE_TYPES[type as FailureType] ?? type;
+
 const isFailureType = (value: string): value is FailureType => Object.hasOwn(FAILURE_TYPES, value);
 
 /** The filters a URL's query names (the list's state lives in its URL: shareable, back-button safe). */

@@ -1,0 +1,33 @@
+import { useAction } from '../admin/shared';
+import { ErrorNotice } from './ErrorNotice';
+
+type ExportFormat = 'csv' | 'jsonl';
+
+/**
+ * Hands a file the page fetched to the browser as a download: the export endpoints need the
+ * session token, so a plain link would not do.
+ */
+export function saveFile(file: Blob, name: string): void {
+  const url = URL.createObjectURL(file);
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** CSV and JSONL buttons for one export; the one running says so, a failure is shown below them. */
+export function ExportButtons({ name, text, download }: { name: string; text: string; download: (format: ExportFormat) => Promise<void> }) {
+  const exporting = useAction();
+  return (
+    <div className="export" role="group" aria-label={name}>
+      <span>{text}</span>
+      {(['csv', 'jsonl'] as const).map((format) => (
+        <button key={format} type="button" onClick={() => void exporting.run(format, () => download(format))} disabled={exporting.busy !== null}>
+          {exporting.busy === format ? 'Exporting…' : format.toUpperCase()}
+        </button>
+      ))}
+      {exporting.error !== undefined && <ErrorNotice error={exporting.error} />}
+    </div>
+  );
+}
