@@ -9,7 +9,7 @@ import { meRoutes } from './modules/me/routes.js';
 import { memberRoutes } from './modules/members/routes.js';
 import { metricsRoutes } from './modules/metrics/routes.js';
 import { pricingRoutes } from './modules/pricing/routes.js';
-import { otlpRoutes } from './modules/otlp/routes.js';
+import { otlpRoutes } from './modules/ingest/otlp/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { sessionRoutes } from './modules/sessions/routes.js';
 import { traceRoutes } from './modules/traces/routes.js';

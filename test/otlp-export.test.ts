@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spanHexOf, traceUuid } from '../src/modules/otlp/ids.js';
-import { tracesData, type TracesData } from '../src/modules/otlp/schemas.js';
+import { spanHexOf, traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { tracesData, type TracesData } from '../src/modules/ingest/otlp/schemas.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, ns, otelSpanId, otelTraceId } from './builders/otlp.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Attributes } from '../src/modules/otlp/attributes.js';
-import type { OtlpSpan } from '../src/modules/otlp/decode.js';
-import { spanHexOf, spanUuid, traceHexOf, traceUuid } from '../src/modules/otlp/ids.js';
-import { mapSpan } from '../src/modules/otlp/mapping.js';
+import type { Attributes } from '../src/modules/ingest/otlp/attributes.js';
+import type { OtlpSpan } from '../src/modules/ingest/otlp/decode.js';
+import { spanHexOf, spanUuid, traceHexOf, traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { mapSpan } from '../src/modules/ingest/otlp/mapping.js';
 
 function span(attributes: Attributes, overrides: Partial<OtlpSpan> = {}): OtlpSpan {
   return {

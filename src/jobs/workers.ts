@@ -4,7 +4,7 @@ import type { Stores } from '../runtime.js';
 import { datasetRunJob } from '../modules/datasets/schemas.js';
 import { controlJob } from '../modules/control/schemas.js';
 import { evalJob } from '../modules/evals/schemas.js';
-import { traceRollupJob } from '../modules/otlp/schemas.js';
+import { traceRollupJob } from '../modules/ingest/otlp/schemas.js';
 import { promptJob } from '../modules/prompts/schemas.js';
 import { requestJob } from '../modules/privacy/schemas.js';
 import { webhookDeliveryJob } from '../modules/webhooks/schemas.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { jsToKeyValues } from '../../src/modules/otlp/attributes.js';
-import { ExportTraceServiceRequest, ExportTraceServiceResponse } from '../../src/modules/otlp/proto.js';
+import { jsToKeyValues } from '../../src/modules/ingest/otlp/attributes.js';
+import { ExportTraceServiceRequest, ExportTraceServiceResponse } from '../../src/modules/ingest/otlp/proto.js';
 
 export const otelTraceId = (): string => randomBytes(16).toString('hex');
 export const otelSpanId = (): string => randomBytes(8).toString('hex');

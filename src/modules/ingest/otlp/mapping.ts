@@ -1,10 +1,10 @@
-import { classifyFailure, FAILURE_TYPES, type FailureType } from '../ingest/failures.js';
-import type { SpanFields } from '../ingest/normalize.js';
+import { classifyFailure, FAILURE_TYPES, type FailureType } from '../failures.js';
+import type { SpanFields } from '../normalize.js';
 import { AttributeBag, type AttrValue, type Attributes } from './attributes.js';
 import type { OtlpSpan } from './decode.js';
 import { isSpanHex, isTraceHex, spanUuid, traceUuid } from './ids.js';
 import { ATTR } from './semconv.js';
-import { implausibleTime } from '../../platform/time.js';
+import { implausibleTime } from '../../../platform/time.js';
 
 /*
  * One OTLP span → the span fields of the `spans` table. The table of which attribute feeds which

@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/errors.js';
+import { AppError } from '../../../platform/errors.js';
 import { keyValuesToJs, type Attributes, type WireKeyValue } from './attributes.js';
 import { ExportTraceServiceRequest } from './proto.js';
 import { jsonExportRequest } from './schemas.js';

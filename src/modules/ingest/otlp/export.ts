@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { decodeCursor, encodeCursor } from '../../platform/cursor.js';
-import { AppError } from '../../platform/errors.js';
-import { isoToNanos, nanosToClickHouse } from '../../platform/time.js';
+import { decodeCursor, encodeCursor } from '../../../platform/cursor.js';
+import { AppError } from '../../../platform/errors.js';
+import { isoToNanos, nanosToClickHouse } from '../../../platform/time.js';
 import { jsToAnyValue, jsToKeyValues } from './attributes.js';
 import { spanHexOf, traceHexOf } from './ids.js';
 import type { ExportSpanRow, OtlpRepository } from './repo.js';

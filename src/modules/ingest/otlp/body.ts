@@ -1,8 +1,8 @@
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError } from '../../platform/errors.js';
-import { parseJsonBody } from '../../platform/json-body.js';
+import { AppError } from '../../../platform/errors.js';
+import { parseJsonBody } from '../../../platform/json-body.js';
 import { decodeJsonRequest, decodeProtobufRequest, type OtlpResourceSpans } from './decode.js';
 
 const gunzipAsync = promisify(gunzip);

@@ -1,7 +1,7 @@
-import { buildTraceRow } from '../ingest/normalize.js';
-import type { TraceRegistry } from '../ingest/registry.js';
-import { summarizeSpans } from '../ingest/rows.js';
-import { nanosToMillis } from '../../platform/time.js';
+import { buildTraceRow } from '../normalize.js';
+import type { TraceRegistry } from '../registry.js';
+import { summarizeSpans } from '../rows.js';
+import { nanosToMillis } from '../../../platform/time.js';
 import type { OtlpRepository, RollupSpanRow } from './repo.js';
 import type { TraceRollupJob } from './schemas.js';
 

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { ALL_ROLES, SESSION_ONLY, requireAuth, type AccessPolicy } from '../../platform/access.js';
-import { AppError } from '../../platform/errors.js';
-import { INGEST_ACCESS } from '../ingest/routes.js';
+import { ALL_ROLES, SESSION_ONLY, requireAuth, type AccessPolicy } from '../../../platform/access.js';
+import { AppError } from '../../../platform/errors.js';
+import { INGEST_ACCESS } from '../routes.js';
 import { registerOtlpBodyParser, type OtlpBody } from './body.js';
 import { ExportTraceServiceResponse } from './proto.js';
 import { exportQuery, exportTraceServiceResponse, otlpIngestQuery, tracesData } from './schemas.js';

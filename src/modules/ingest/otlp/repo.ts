@@ -1,6 +1,6 @@
-import type { ClickHouseStore } from '../../stores/clickhouse.js';
-import type { SpanRow, TraceRow } from '../ingest/rows.js';
-import { writeTraceRows } from '../ingest/writer.js';
+import type { ClickHouseStore } from '../../../stores/clickhouse.js';
+import type { SpanRow, TraceRow } from '../rows.js';
+import { writeTraceRows } from '../writer.js';
 
 /** Span columns as read back for OTLP: times as nanosecond strings, 64-bit counts possibly as strings. */
 type ReadSpan = Omit<SpanRow, 'start_time' | 'end_time' | 'prompt_tokens' | 'completion_tokens' | 'status_code'> & {
