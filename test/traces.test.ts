@@ -320,6 +320,7 @@ describe('GET /v1/traces/{id}', () => {
     expect(status).toBe(200);
     expect(traceDetail.safeParse(body).success).toBe(true);
     expect(body.control_loop_depth).toBe(0);
+    expect(body.otel_trace_id).toBeNull();
     expect(body.span_count).toBe(2);
     expect(body.spans.map((s: { name: string }) => s.name)).toEqual(['root', 'second']);
     const [root, second] = body.spans;
@@ -327,7 +328,7 @@ describe('GET /v1/traces/{id}', () => {
       [
         'id', 'created_at', 'tenant_id', 'trace_id', 'name', 'type', 'parent_span_id', 'input', 'output', 'model',
         'latency_ms', 'cost', 'error', 'prompt_tokens', 'completion_tokens', 'metadata', 'start_time', 'end_time',
-        'otel_trace_id', 'otel_span_id', 'failure_type',
+        'otel_trace_id', 'otel_span_id', 'otel_parent_span_id', 'failure_type',
       ].sort(),
     );
     expect(root).toMatchObject({
@@ -347,6 +348,7 @@ describe('GET /v1/traces/{id}', () => {
       failure_type: null,
       otel_trace_id: '',
       otel_span_id: '',
+      otel_parent_span_id: null,
       input: 'What is the capital of France?',
       output: 'Paris.',
     });

@@ -1,13 +1,15 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { anOtlpRequest, anOtlpSpan, ns, otelSpanId, otelTraceId } from '../builders/otlp.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, startApp, type TestContext } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
-import { WAIT, ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations } from '../helpers/web.js';
+import { WAIT, ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations, signInForDevelopment } from '../helpers/web.js';
+import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
 
 /**
- * The trace detail's evaluations and feedback, saved filters of the traces list and the sessions
- * pages, end to end: the real app on a port, development sign-in, headless Chromium.
+ * The trace detail's evaluations, feedback and OTel ids, saved filters of the traces list and the
+ * sessions pages, end to end: the real app on a port, development sign-in, headless Chromium.
  */
 // Sessions are listed over the last 30 days: the traces start an hour ago.
 const base = Date.now() - 3_600_000;
@@ -15,6 +17,8 @@ const at = (ms: number) => new Date(base + ms);
 const SESSION = 'session-extras';
 
 let ctx: TestContext;
+// The default test workers (test/helpers/workers.ts: the trace rollup), for the OTLP trace's row.
+let workers: Awaited<ReturnType<typeof startTestWorkers>> | undefined;
 let appUrl: string;
 let browser: Browser;
 let apiKey: string;
@@ -38,7 +42,8 @@ async function signIn(context: BrowserContext, role: 'owner' | 'member' | 'viewe
 beforeAll(async () => {
   ensureWebBuilt();
   const port = await freePort();
-  ctx = await startApp();
+  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
+  workers = await startTestWorkers(ctx);
   await ctx.app.listen({ port, host: '127.0.0.1' });
   appUrl = `http://127.0.0.1:${port}`;
   const acme = await ctx.app.services.tenants.create('Extras', 'pro');
@@ -51,6 +56,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  await workers?.close();
   await ctx?.close();
 });
 
@@ -190,6 +196,75 @@ describe('trace extras and sessions in the dashboard', () => {
     await boss.getByRole('button', { name: 'Delete it' }).click();
     await boss.getByText('No saved filters yet.').waitFor(WAIT);
     await owner.close();
+  });
+});
+
+describe('OTel ids on the trace detail', () => {
+  const traceHex = otelTraceId();
+  const rootHex = otelSpanId();
+  const childHex = otelSpanId();
+  let otel: { tenant_id: string; api_key: string };
+  const native = aTrace({ name: 'native run', spans: [aSpan({ name: 'native step' }, at(0))] });
+
+  beforeAll(async () => {
+    // A tenant of its own: the other tests count the rows of their tenant's trace list.
+    otel = await ctx.app.services.tenants.create('OTel', 'pro');
+    const spans = [
+      anOtlpSpan({ traceId: traceHex, spanId: rootHex, name: 'agent run', startTimeUnixNano: ns(0), endTimeUnixNano: ns(900_000_000) }),
+      anOtlpSpan({ traceId: traceHex, spanId: childHex, parentSpanId: rootHex, name: 'llm call', startTimeUnixNano: ns(100_000_000), endTimeUnixNano: ns(600_000_000) }),
+    ];
+    const sent = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/otlp/traces',
+      headers: { ...bearer(otel.api_key), 'content-type': 'application/json' },
+      payload: JSON.stringify(anOtlpRequest(spans)),
+    });
+    expect(sent.statusCode, sent.body).toBe(200);
+    const rolledUp = await pollUntil(
+      () => ctx.app.inject({ method: 'GET', url: `/v1/traces/${traceHex}`, headers: bearer(otel.api_key) }),
+      (res) => res.statusCode === 200 && res.json().span_count === 2,
+    );
+    expect(rolledUp.statusCode, rolledUp.body).toBe(200);
+    const ingested = await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: bearer(otel.api_key), payload: native });
+    expect(ingested.statusCode, ingested.body).toBe(201);
+  });
+
+  it('opens an OTLP trace by the OTel trace id in the address, shows that id with a copy button and the spans\' OTel span ids', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: appUrl });
+    const page = await context.newPage();
+    await signInForDevelopment(page, appUrl, otel.tenant_id, 'viewer');
+
+    // As copied from OTel logs (any case): the dashboard's address takes it like the API does.
+    await page.goto(`${appUrl}/traces/${traceHex.toUpperCase()}`);
+    await page.getByRole('heading', { name: 'agent run', level: 1 }).waitFor(WAIT);
+    const fact = (term: string) => page.locator('.facts > div', { has: page.locator('dt', { hasText: new RegExp(`^${term}$`) }) }).locator('dd');
+    expect(await fact('OTel trace id').locator('code').textContent()).toBe(traceHex);
+    await page.getByRole('button', { name: 'Copy the OTel trace id' }).click();
+    await fact('OTel trace id').getByRole('status').getByText('Copied.').waitFor(WAIT);
+    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(traceHex);
+
+    // The first span is shown: its OTel span id, not its zero-padded UUID; no parent (a root).
+    await page.getByRole('heading', { name: 'Span: agent run' }).waitFor(WAIT);
+    expect(await fact('OTel span id').locator('code').textContent()).toBe(rootHex);
+    expect(await fact('OTel parent span id').count()).toBe(0);
+    expect(await fact('Span id').count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toContain('00000000-0000-0000-');
+
+    await page.locator('.waterfall li button', { hasText: 'llm call' }).click();
+    await page.getByRole('heading', { name: 'Span: llm call' }).waitFor(WAIT);
+    expect(await fact('OTel span id').locator('code').textContent()).toBe(childHex);
+    expect(await fact('OTel parent span id').textContent()).toBe(rootHex);
+    expect(await seriousA11yViolations(page)).toEqual([]);
+
+    // A natively ingested trace has no OTel ids: its UUIDs are shown as they are.
+    await page.goto(`${appUrl}/traces/${native.id}`);
+    await page.getByRole('heading', { name: 'native run', level: 1 }).waitFor(WAIT);
+    await page.getByRole('heading', { name: 'Span: native step' }).waitFor(WAIT);
+    expect(await fact('OTel trace id').count()).toBe(0);
+    expect(await fact('OTel span id').count()).toBe(0);
+    expect(await fact('Span id').locator('code').textContent()).toBe(native.spans[0]!.id);
+    await context.close();
   });
 });
 

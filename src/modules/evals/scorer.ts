@@ -77,7 +77,7 @@ export class EvalScorer {
     if (config.provider !== 'builtin' || target.spanId) return this.traces.get(tenantId, target.traceId);
     const trace = await this.loader.load(tenantId, target.traceId);
     if (!trace) throw notFound('trace');
-    return { ...trace, control_loop_depth: 0, spans: [] };
+    return { ...trace, otel_trace_id: null, control_loop_depth: 0, spans: [] };
   }
 
   private async scoreWithJudge(tenantId: string, config: JudgeConfig, threshold: number, material: JudgeMaterial): Promise<EvalOutcome> {

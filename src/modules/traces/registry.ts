@@ -3,6 +3,11 @@ import { millisToClickHouse } from '../../platform/time.js';
 import type { Sql } from '../../stores/pg.js';
 import type { TraceLocation } from './repo.js';
 
+/** A registered trace's location and how it came in: through native ingest or OTLP. */
+export interface RegisteredTrace extends TraceLocation {
+  source: 'native' | 'otlp';
+}
+
 /**
  * Read side of the trace registry (Postgres; written by ingest). It answers "does this tenant have
  * this trace, and where in ClickHouse is it" with one primary-key lookup, so a trace read can use
@@ -10,10 +15,10 @@ import type { TraceLocation } from './repo.js';
  */
 export function traceLocator(sql: Sql) {
   return {
-    async locate(tenantId: string, traceId: string): Promise<TraceLocation | undefined> {
-      const [row] = await observeStoreCall('postgres', 'traces.locate', () => sql<{ project_id: string; started_at: Date }[]>`
-        select project_id, started_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`);
-      return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()) } : undefined;
+    async locate(tenantId: string, traceId: string): Promise<RegisteredTrace | undefined> {
+      const [row] = await observeStoreCall('postgres', 'traces.locate', () => sql<{ project_id: string; started_at: Date; source: 'native' | 'otlp' }[]>`
+        select project_id, started_at, source from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`);
+      return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()), source: row.source } : undefined;
     },
 
     /** The project of each of `traceIds` the tenant has; the others are absent from the map. */

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
-import { idParams } from '../../platform/schemas.js';
 import { EXPORT_CONTENT_TYPES } from './export.js';
-import { exportTracesQuery, listTracesQuery, traceDetail, traceList } from './schemas.js';
+import { exportTracesQuery, listTracesQuery, traceDetail, traceIdParams, traceList } from './schemas.js';
 
 export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   const { traces, traceExports } = app.services;
@@ -47,7 +46,9 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
     schema: {
       tags: ['traces'],
       summary: 'One trace with its spans and control_loop_depth',
-      params: idParams,
+      description:
+        'The id is the trace UUID, or the same 16 bytes as 32 hex digits in either case: the OTel trace id of a trace received over OTLP as OTel logs print it. Anything else is a 400 naming both forms. Additive: otel_trace_id on the trace (null for native traces), otel_parent_span_id on spans.',
+      params: traceIdParams,
       response: { 200: traceDetail },
     },
     handler: async (request) => traces.get(requireAuth(request).tenantId, request.params.id),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
 import { isoDate } from '../../platform/schemas.js';
 import { FAILURE_TYPES } from '../ingest/failures.js';
+import { traceUuid } from '../ingest/otlp/ids.js';
 
 const count = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const instant = z.iso.datetime({ offset: true });
@@ -59,6 +60,24 @@ export const exportTracesQuery = z
   })
   .superRefine(checkBounds);
 
+const TRACE_ID_FORMS = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[0-9a-fA-F]{32})$/;
+
+/**
+ * A trace id in a path: the trace UUID, or the OTel trace id (32 hex digits, any case) as it
+ * appears in OTel logs. Ingest stores an OTLP trace under the UUID made of the same 16 bytes
+ * (ingest/otlp/ids.ts), so the hex form maps to its UUID without a lookup. Both come out as a
+ * lowercase UUID.
+ */
+export const traceIdParams = z.object({
+  id: z
+    .string()
+    .regex(TRACE_ID_FORMS, 'must be a trace UUID (8-4-4-4-12 hex digits) or an OTel trace id (32 hex digits)')
+    .transform((id) => (id.length === 32 ? traceUuid(id.toLowerCase()) : id.toLowerCase()))
+    .describe(
+      'The trace UUID (8-4-4-4-12 hex digits), or the OTel trace id as 32 hex digits (either case): an OTLP trace is stored under the UUID of the same 16 bytes, so both name the same trace',
+    ),
+});
+
 export const trace = z
   .object({
     id: z.guid(),
@@ -106,15 +125,26 @@ export const span = z
     metadata: z.record(z.string(), z.unknown()),
     start_time: isoDate,
     end_time: isoDate,
-    otel_trace_id: z.string(),
-    otel_span_id: z.string(),
+    otel_trace_id: z.string().describe('the OTel trace id (32 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans'),
+    otel_span_id: z.string().describe('the OTel span id (16 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans'),
+    otel_parent_span_id: z
+      .string()
+      .nullable()
+      .describe("additive: the OTel span id (16 lowercase hex digits) of the span's parent, for a span received over OTLP that has one; null for root spans and natively ingested spans"),
     failure_type: z.string().nullable().describe('additive: the failure type classified at ingest, null when none'),
   })
   .describe('Span');
 export type Span = z.infer<typeof span>;
 
 export const traceDetail = trace
-  .extend({ control_loop_depth: z.number().int(), spans: z.array(span) })
+  .extend({
+    otel_trace_id: z
+      .string()
+      .nullable()
+      .describe('additive, detail only: the OTel trace id (32 lowercase hex digits) of a trace received over OTLP; null for natively ingested traces'),
+    control_loop_depth: z.number().int(),
+    spans: z.array(span),
+  })
   .describe('TraceDetail');
 export type TraceDetail = z.infer<typeof traceDetail>;
 

@@ -1,4 +1,5 @@
 import { notFound } from '../../platform/errors.js';
+import { traceHexOf } from '../ingest/otlp/ids.js';
 import type { ControlLoopDepthReader } from './control-loop-depth.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';
@@ -39,7 +40,11 @@ export class TraceService {
     return toTracePage(rows, page.limit, filter.fingerprint);
   }
 
-  /** GET /v1/traces/{id}: located through the registry; another tenant's id is simply not found. */
+  /**
+   * GET /v1/traces/{id}: located through the registry; another tenant's id is simply not found.
+   * `id` is the trace UUID (the route maps an OTel hex id to it). The registry row says whether
+   * the trace came over OTLP; its OTel id is then the UUID's own 16 bytes.
+   */
   async get(tenantId: string, id: string): Promise<TraceDetail> {
     const location = await this.locator.locate(tenantId, id);
     const row = location ? await this.repo.find(tenantId, id, location) : undefined;
@@ -48,7 +53,8 @@ export class TraceService {
       this.repo.spans(tenantId, row.project_id, row.id),
       this.controlLoop.depth(tenantId, row.id),
     ]);
-    return { ...toTrace(row), control_loop_depth: depth, spans: spans.map(toSpan) };
+    const otelTraceId = location?.source === 'otlp' ? traceHexOf(row.id) : null;
+    return { ...toTrace(row), otel_trace_id: otelTraceId, control_loop_depth: depth, spans: spans.map(toSpan) };
   }
 
   /** The project of a stored trace, from the registry alone (no ClickHouse read); 404 when the tenant has no such trace. */

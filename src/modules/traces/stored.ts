@@ -1,4 +1,5 @@
 import { clickHouseToIso } from '../../platform/time.js';
+import { spanHexOf } from '../ingest/otlp/ids.js';
 import type { Span, Trace } from './schemas.js';
 
 /** Columns of `traces` that a Trace response needs, in the order the spec lists the fields. */
@@ -164,6 +165,16 @@ export function toSpan(row: StoredSpan): Span {
     end_time: clickHouseToIso(row.end_time),
     otel_trace_id: row.otel_trace_id,
     otel_span_id: row.otel_span_id,
+    otel_parent_span_id: otelParentOf(row),
     failure_type: row.failure_type || null,
   };
+}
+
+/**
+ * The parent's OTel span id, from its UUID: an OTLP span's parent link was made by the same rule
+ * as every OTLP span UUID (ingest/otlp/ids.ts), whose last 16 hex digits are the OTel span id.
+ * Native spans (no OTel id of their own) and roots have none.
+ */
+function otelParentOf(row: StoredSpan): string | null {
+  return row.otel_span_id && row.parent_span_id ? spanHexOf(row.parent_span_id) : null;
 }

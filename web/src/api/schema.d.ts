@@ -2885,12 +2885,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One trace with its spans and control_loop_depth */
+        /**
+         * One trace with its spans and control_loop_depth
+         * @description The id is the trace UUID, or the same 16 bytes as 32 hex digits in either case: the OTel trace id of a trace received over OTLP as OTel logs print it. Anything else is a 400 naming both forms. Additive: otel_trace_id on the trace (null for native traces), otel_parent_span_id on spans.
+         */
         get: {
             parameters: {
                 query?: never;
                 header?: never;
                 path: {
+                    /** @description The trace UUID (8-4-4-4-12 hex digits), or the OTel trace id as 32 hex digits (either case): an OTLP trace is stored under the UUID of the same 16 bytes, so both name the same trace */
                     id: string;
                 };
                 cookie?: never;
@@ -2934,6 +2938,8 @@ export interface paths {
                             span_count: number;
                             /** @description additive: the failure types of its spans (timeout, rate_limit, invalid_response, context_length) */
                             failure_types: string[];
+                            /** @description additive, detail only: the OTel trace id (32 lowercase hex digits) of a trace received over OTLP; null for natively ingested traces */
+                            otel_trace_id: string | null;
                             control_loop_depth: number;
                             spans: {
                                 /** Format: uuid */
@@ -2962,8 +2968,12 @@ export interface paths {
                                 start_time: string;
                                 /** @description ISO 8601 date-time, UTC */
                                 end_time: string;
+                                /** @description the OTel trace id (32 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans */
                                 otel_trace_id: string;
+                                /** @description the OTel span id (16 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans */
                                 otel_span_id: string;
+                                /** @description additive: the OTel span id (16 lowercase hex digits) of the span's parent, for a span received over OTLP that has one; null for root spans and natively ingested spans */
+                                otel_parent_span_id: string | null;
                                 /** @description additive: the failure type classified at ingest, null when none */
                                 failure_type: string | null;
                             }[];

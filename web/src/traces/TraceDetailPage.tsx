@@ -6,6 +6,7 @@ import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { clusterTypeLabel } from '../failures/clusters';
 import { sessionPath } from '../sessions/paths';
+import { CopyText } from '../ui/CopyText';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock, Payload } from '../ui/Payload';
 import { failureTypeLabel } from './filters';
@@ -42,6 +43,7 @@ function TraceView({ trace }: { trace: TraceDetail }) {
       <h1>{trace.name || '(unnamed trace)'}</h1>
       <dl className="facts">
         <Fact term="Trace id" value={<code>{trace.id}</code>} />
+        {trace.otel_trace_id !== null && <Fact term="OTel trace id" value={<CopyText text={trace.otel_trace_id} name="OTel trace id" />} />}
         <Fact term="Started" value={formatTime(trace.started_at)} />
         <Fact term="Latency" value={formatDuration(trace.latency_ms)} />
         <Fact term="Tokens" value={`${formatCount(trace.total_token_count)} (${formatCount(trace.prompt_tokens_total)} prompt, ${formatCount(trace.completion_tokens_total)} completion)`} />
@@ -179,7 +181,14 @@ function SpanDetail({ span }: { span: Span }) {
         <Fact term="Latency" value={formatDuration(span.latency_ms)} />
         <Fact term="Tokens" value={`${formatCount(span.prompt_tokens)} prompt, ${formatCount(span.completion_tokens)} completion`} />
         <Fact term="Cost" value={formatCost(span.cost)} />
-        <Fact term="Span id" value={<code>{span.id}</code>} />
+        {span.otel_span_id ? (
+          <>
+            <Fact term="OTel span id" value={<CopyText text={span.otel_span_id} name="OTel span id" />} />
+            {span.otel_parent_span_id !== null && <Fact term="OTel parent span id" value={<code>{span.otel_parent_span_id}</code>} />}
+          </>
+        ) : (
+          <Fact term="Span id" value={<code>{span.id}</code>} />
+        )}
       </dl>
       <Problems error={span.error} failureTypes={span.failure_type ? [span.failure_type] : []} />
       <div className="io">
