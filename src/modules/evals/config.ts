@@ -29,6 +29,8 @@ const builtinConfig = z
     provider: z.literal('builtin'),
     model: z.string().max(200).optional().describe('ignored'),
     preset: z.enum(BUILTIN_CHECKS as [BuiltinCheck, ...BuiltinCheck[]]).describe('the deterministic check'),
+    // A field the spec names for every config is never refused: stored with it, like `model`.
+    prompt: z.string().max(20_000).optional().describe('ignored: a check has no template'),
     params: z.record(z.string(), z.unknown()).optional().describe("the check's parameters (docs/api-decisions.md, Evaluations)"),
   })
   .strict()
