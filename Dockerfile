@@ -23,5 +23,5 @@ COPY sql ./sql
 COPY clickhouse ./clickhouse
 RUN mkdir -p /app/data/audit-anchors && chown -R node:node /app/data
 USER node
-EXPOSE 8080
+EXPOSE 8080 4317
 CMD ["node", "dist/server.js"]

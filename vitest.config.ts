@@ -17,6 +17,9 @@ export default defineConfig({
       AUTH_JWT_SECRET: 'test-session-secret-0123456789abcdef',
       LOOPTRACE_SECRET_KEY: '0'.repeat(64),
       LOG_LEVEL: 'silent',
+      // Servers that tests spawn (test/helpers/server-process.ts) serve no OTLP/gRPC unless a test
+      // asks: parallel files would all bind the default 4317.
+      OTLP_GRPC_PORT: '0',
     },
   },
 });

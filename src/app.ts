@@ -34,6 +34,8 @@ export type App = FastifyInstance;
 declare module 'fastify' {
   interface FastifyInstance {
     services: Services;
+    /** What the access-control hook uses, for the edges that are not Fastify routes (OTLP/gRPC). */
+    accessControl: { authenticator: Authenticator; limiter: RateLimiter };
   }
 }
 
@@ -102,7 +104,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     removeDepthSource();
     await services.jobs.close();
   });
-  registerAccessControl(app, authenticator, new RateLimiter(deps.redis, deps.config.redisPrefix, app.log));
+  const limiter = new RateLimiter(deps.redis, deps.config.redisPrefix, app.log);
+  app.decorate('accessControl', { authenticator, limiter });
+  registerAccessControl(app, authenticator, limiter);
   registerAuditTrail(app, deps.sql);
   await registerModuleRoutes(app, deps);
   return app;

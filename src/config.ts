@@ -13,6 +13,7 @@ const envSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('0.0.0.0'),
+  OTLP_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(4317),
   DATABASE_URL: z.string().default('postgres://postgres@127.0.0.1:5432/looptrace'),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().default('looptrace'),
@@ -63,6 +64,8 @@ export type Config = {
   env: string;
   port: number;
   host: string;
+  /** OTLP/gRPC trace receiver (TraceService/Export) on HOST; undefined = off (OTLP_GRPC_PORT=0). Served where the role serves HTTP. */
+  otlpGrpcPort: number | undefined;
   databaseUrl: string;
   redisUrl: string;
   redisPrefix: string;
@@ -174,6 +177,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
+    otlpGrpcPort: e.OTLP_GRPC_PORT === 0 ? undefined : e.OTLP_GRPC_PORT,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     redisPrefix: e.REDIS_PREFIX,

@@ -1,10 +1,11 @@
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { startWorkers } from './jobs/workers.js';
+import { startOtlpGrpcServer, type OtlpGrpcServer } from './modules/ingest/otlp/grpc.js';
 import { openStores } from './runtime.js';
 
 /**
- * Process entry. LOOPTRACE_ROLE=api serves HTTP, =worker runs queues, =all (default) both.
+ * Process entry. LOOPTRACE_ROLE=api serves HTTP (and OTLP/gRPC), =worker runs queues, =all (default) both.
  * Embedded ClickHouse belongs to one process, so embedded mode must run as `all`.
  */
 async function main(): Promise<void> {
@@ -17,13 +18,16 @@ async function main(): Promise<void> {
   if (config.webhooks.allowLoopback) app.log.warn('LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK=true: webhooks may target loopback addresses (tests and local development only)');
   const workers = config.role === 'api' ? undefined : await startWorkers(app.services, stores, app.log);
 
+  let otlpGrpc: OtlpGrpcServer | undefined;
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: draining HTTP, then workers, then stores');
+    app.log.info({ signal }, 'shutting down: draining OTLP/gRPC, then HTTP, then workers, then stores');
     const force = setTimeout(() => process.exit(1), 30_000).unref();
     try {
+      // First, while the batcher still takes rows: its in-flight exports commit like HTTP requests.
+      await otlpGrpc?.close(15_000);
       await app.close(); // stops accepting, waits for in-flight requests (and their group commits)
       await workers?.close();
       await stores.close();
@@ -48,6 +52,13 @@ async function main(): Promise<void> {
 
   if (config.role !== 'worker') {
     await app.listen({ port: config.port, host: config.host });
+    if (config.otlpGrpcPort !== undefined) {
+      const { authenticator, limiter } = app.accessControl;
+      const started = await startOtlpGrpcServer({ services: app.services, config, log: app.log, authenticator, limiter, sql: stores.sql });
+      // A signal that arrived while it was binding found nothing to drain.
+      if (stopping) await started.close(0);
+      else otlpGrpc = started;
+    }
   } else {
     await app.ready();
   }

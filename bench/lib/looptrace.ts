@@ -71,7 +71,8 @@ export async function startServer(dataDir: string, extraEnv: Record<string, stri
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...entry('server')], {
     cwd: ROOT,
-    env: looptraceEnv(dataDir, { PORT: String(port), HOST: '127.0.0.1', ...extraEnv }),
+    // No OTLP/gRPC unless a bench asks (OTLP_GRPC_PORT in extraEnv): runs side by side would share 4317.
+    env: looptraceEnv(dataDir, { PORT: String(port), HOST: '127.0.0.1', OTLP_GRPC_PORT: '0', ...extraEnv }),
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = once(child, 'exit');
