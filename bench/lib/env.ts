@@ -66,6 +66,25 @@ export function machine() {
   };
 }
 
+/**
+ * The code a run measured: HEAD, and the files under src/ that differ from it (other engineers'
+ * uncommitted work in a shared tree is part of what the server ran).
+ */
+export function gitState(): { commit: string; uncommitted_src_files: string[] } {
+  const git = (args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    return {
+      commit: git(['rev-parse', '--short', 'HEAD']).trim(),
+      uncommitted_src_files: git(['status', '--porcelain', '--', 'src', 'clickhouse', 'sql'])
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3)),
+    };
+  } catch {
+    return { commit: 'unknown', uncommitted_src_files: [] };
+  }
+}
+
 /** Writes bench/results/<name>-<date>.json and returns its path. */
 export function writeResult(name: string, result: object): string {
   mkdirSync(RESULTS_DIR, { recursive: true });

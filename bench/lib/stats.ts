@@ -24,3 +24,20 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; va
   const value = await work();
   return { ms: Number(process.hrtime.bigint() - start) / 1e6, value };
 }
+
+/** n, mean, p50/p95/p99 and max of a sample (NaN entries skipped), rounded to 0.01. */
+export function distribution(values: ArrayLike<number>) {
+  const sorted = Array.from(values)
+    .filter((v) => !Number.isNaN(v))
+    .sort((a, b) => a - b);
+  const round = (x: number) => Math.round(x * 100) / 100;
+  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!);
+  return {
+    n: sorted.length,
+    mean_ms: round(sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1)),
+    p50_ms: round(at(50)),
+    p95_ms: round(at(95)),
+    p99_ms: round(at(99)),
+    max_ms: round(sorted.length === 0 ? NaN : sorted[sorted.length - 1]!),
+  };
+}
