@@ -96,7 +96,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   // Rows accepted before close are written (or their requests failed) before the stores close.
   app.addHook('onClose', async () => {
-    await services.batcher.drain();
+    await services.ingestWrites.drain();
     await services.traceRegistry.stop().catch((err: unknown) => app.log.warn({ err }, 'could not retire the ingest writer'));
   });
   const removeDepthSource = addQueueDepthSource(() => services.jobs.depths());

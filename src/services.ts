@@ -1,13 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
-import { abandonAfterMs, GroupCommitBatcher } from './modules/ingest/batcher.js';
+import { abandonAfterMs } from './modules/ingest/batcher.js';
 import { PriceBook } from './modules/ingest/price-book.js';
 import { TraceRegistry, type RegistryLog } from './modules/ingest/registry.js';
 import { registryRepository } from './modules/ingest/registry-repo.js';
 import { ingestRepository } from './modules/ingest/repo.js';
 import { storedTraceRepository } from './modules/ingest/stored-repo.js';
-import { writeTraceBatch } from './modules/ingest/writer.js';
 import { IngestService } from './modules/ingest/service.js';
+import { TraceWritePath } from './modules/ingest/write-path.js';
 import { VectorDimensions } from './modules/search/dimensions.js';
 import { SpanEmbedder } from './modules/search/embedder.js';
 import { searchIndexRepository } from './modules/search/index-repo.js';
@@ -61,8 +61,9 @@ import { EvalService, type EvalQueue } from './modules/evals/service.js';
 import { TraceService } from './modules/traces/service.js';
 import { OtlpExportService } from './modules/ingest/otlp/export.js';
 import { otlpRepository } from './modules/ingest/otlp/repo.js';
-import { TraceRollupService } from './modules/ingest/otlp/rollup.js';
+import { OtlpTraceDeriver } from './modules/ingest/otlp/derive.js';
 import { OtlpIngestService } from './modules/ingest/otlp/service.js';
+import { otlpStateRepository } from './modules/ingest/otlp/state-repo.js';
 import { tenantRepository } from './modules/tenants/repo.js';
 import { TenantService } from './modules/tenants/service.js';
 import { llmConnectionRepository } from './modules/llm-connections/repo.js';
@@ -131,31 +132,18 @@ export function buildServices(deps: ServiceDeps) {
     instance: deps.config.instanceId,
     abandonAfterMs: abandonAfterMs(batcherOptions),
   });
-  // Once a group commit is in ClickHouse, before any of its requests is answered: the metrics
-  // rollup learns of its trace rows, then the registry confirms its traces. Should the mark fail,
-  // the traces stay pending, and the settlement that later finds them stored marks them instead.
-  const batcher = new GroupCommitBatcher(
-    (batch) => writeTraceBatch(deps.ch, batch),
-    async (batch) => {
-      try {
-        await metricsDirty.markRows(batch.traces);
-      } catch (err) {
-        log.warn({ err }, 'metrics rollup marks failed after a commit; its traces stay pending until settled');
-        return;
-      }
-      await traceRegistry.confirm(batch);
-    },
+  const otlpRepo = otlpRepository(deps.ch);
+  const ingestWrites = new TraceWritePath(
+    { ch: deps.ch, registry: traceRegistry, states: otlpStateRepository(deps.sql), deriver: new OtlpTraceDeriver(otlpRepo), observer: metricsDirty, log },
     batcherOptions,
   );
   const searchState = searchStateRepository(deps.sql);
   const vectorDimensions = new VectorDimensions(searchState);
-  const ingest = new IngestService(traceRegistry, projects, batcher, prices, vectorDimensions);
+  const ingest = new IngestService(traceRegistry, projects, ingestWrites, prices, vectorDimensions);
   // Queue handles of the API side (closed with the app); workers consume them (jobs/workers.ts).
   const jobs = new JobEnqueuer(deps.config.redisUrl, deps.config.redisPrefix);
-  const otlpRepo = otlpRepository(deps.ch);
-  const otlpIngest = new OtlpIngestService(traceRegistry, projects, batcher, prices, jobs, log);
+  const otlpIngest = new OtlpIngestService(traceRegistry, projects, ingestWrites, prices);
   const otlpExport = new OtlpExportService(otlpRepo);
-  const traceRollup = new TraceRollupService(otlpRepo, traceRegistry, metricsDirty);
   const metricsRepo = metricsRepository(deps.ch);
   const metrics = new MetricsService(metricsRepo, projects, metricsWindowRepository(deps.ch));
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
@@ -215,7 +203,7 @@ export function buildServices(deps: ServiceDeps) {
     sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies,
   });
   const compliance = new ComplianceService(tenants, retention, { llmConnections, webhooks }, audit, dataSubjectRequests);
-  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, batcher, jobs, otlpIngest, otlpExport, traceRollup, metricsDirty, metrics, metricsRollup, pricing };
+  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, ingestWrites, jobs, otlpIngest, otlpExport, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

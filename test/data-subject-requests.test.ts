@@ -16,7 +16,7 @@ import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
-  ctx = await startAppWithWorkers(['data-subject-requests', 'trace-rollup', 'evals']);
+  ctx = await startAppWithWorkers(['data-subject-requests', 'evals']);
 });
 afterAll(async () => ctx?.close());
 
@@ -50,7 +50,7 @@ async function otlpTrace(t: TestTenant, attributes: Record<string, unknown>): Pr
   expect(res.statusCode, res.body).toBe(200);
   const id = traceUuid(hex);
   const rows = await pollUntil(
-    () => ctx.stores.ch.rows<{ span_count: number }>('test', 'SELECT span_count FROM traces FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}', { t: t.tenantId, id }),
+    () => ctx.stores.ch.rows<{ span_count: number }>('test', 'SELECT span_count FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 AND id = {id:UUID}', { t: t.tenantId, id }),
     (r) => r.length === 1 && Number(r[0]!.span_count) === 2,
   );
   expect(rows).toHaveLength(1);

@@ -9,7 +9,7 @@ import { aTrace } from './builders/traces.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
-  ctx = await startAppWithWorkers(['evals', 'eval-rules', 'trace-rollup']);
+  ctx = await startAppWithWorkers(['evals', 'eval-rules']);
 });
 afterAll(async () => ctx?.close());
 

@@ -12,7 +12,7 @@ import { bearer, createTenant, sessionToken, type TestContext, type TestTenant }
 import { getJson, ingestTraces, listAll } from './helpers/trace-api.js';
 import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
 
-const QUEUES = ['failures-detect', 'trace-rollup'] as const;
+const QUEUES = ['failures-detect'] as const;
 let ctx: TestContext;
 let emit: MockInstance<EventSink['emit']>;
 const start = async () => {

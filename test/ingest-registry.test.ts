@@ -231,8 +231,6 @@ describe('confirmation after a group commit', () => {
     const t = await createTenant(ctx.app);
     const trace = normalized(t, aTrace());
     await ctx.app.services.traceRegistry.confirm({
-      traces: [trace.trace],
-      spans: trace.spans,
       registrations: [{ tenantId: t.tenantId, traceId: trace.trace.id, projectId: t.projectId, startedAtMs: trace.startedAtMs, source: 'native' }],
     });
     expect((await registryRow(t, trace.trace.id))!.state).toBe('committed');

@@ -11,7 +11,7 @@ afterAll(async () => ctx?.close());
 async function storedTrace(tenantId: string, id: string) {
   return ctx.stores.ch.rows<Record<string, unknown>>(
     'test',
-    'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}',
+    'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 AND id = {id:UUID}',
     { t: tenantId, id },
   );
 }

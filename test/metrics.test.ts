@@ -289,7 +289,7 @@ describe('the rollup under rewritten trace rows', () => {
   let ids: string[];
 
   async function traceRow(id: string) {
-    const [row] = await ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}', {
+    const [row] = await ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 AND id = {id:UUID}', {
       t: t.tenantId,
       id,
     });

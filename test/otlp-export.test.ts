@@ -18,7 +18,7 @@ const WINDOW = 'from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z';
 const spansOfTenant = (t: TestTenant) => storedSpans(ctx.stores.ch, t.tenantId);
 
 const traceRowsOf = (t: TestTenant) =>
-  ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} ORDER BY id', { t: t.tenantId });
+  ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 ORDER BY id', { t: t.tenantId });
 
 async function exportPage(t: TestTenant, query: string, role: 'owner' | 'member' | 'viewer' = 'owner') {
   return ctx.app.inject({ method: 'GET', url: `/v1/otlp/export?${query}`, headers: bearer(await sessionToken(t.tenantId, role)) });

@@ -111,7 +111,7 @@ function expectStoredAsSent(stored: StoredSpan[], sent: ReadableSpan[]) {
 async function expectTraceRow(t: TestTenant, traceId: string) {
   const id = traceUuid(traceId);
   const rows = await pollUntil(
-    () => ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}', { t: t.tenantId, id }),
+    () => ctx.stores.ch.rows<Record<string, unknown>>('test', 'SELECT * FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 AND id = {id:UUID}', { t: t.tenantId, id }),
     (r) => r.length === 1 && r[0]!.span_count === 4,
   );
   expect(rows).toHaveLength(1);

@@ -16,7 +16,7 @@ async function storedCost(t: TestTenant, model: string): Promise<number> {
   const trace = aTrace({ spans: [aSpan({ model, prompt_tokens: MILLION, completion_tokens: MILLION })] });
   const res = await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: trace });
   expect(res.statusCode, res.body).toBe(201);
-  const [row] = await ctx.stores.ch.rows<{ cost: number }>('test', 'SELECT cost FROM traces FINAL WHERE tenant_id = {t:UUID} AND id = {id:UUID}', {
+  const [row] = await ctx.stores.ch.rows<{ cost: number }>('test', 'SELECT cost FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 AND id = {id:UUID}', {
     t: t.tenantId,
     id: trace.id,
   });

@@ -25,7 +25,7 @@ const COLUMNS = [
 
 /** The export's trace order is ClickHouse's order of UUIDs; the engine itself is the oracle. */
 async function idOrder(tenantId: string): Promise<string[]> {
-  const rows = await ctx.stores.ch.rows<{ id: string }>('test', 'SELECT id FROM traces FINAL WHERE tenant_id = {t:UUID} ORDER BY id', { t: tenantId });
+  const rows = await ctx.stores.ch.rows<{ id: string }>('test', 'SELECT id FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0 ORDER BY id', { t: tenantId });
   return rows.map((r) => r.id);
 }
 

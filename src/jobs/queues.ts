@@ -8,7 +8,6 @@ export const QUEUES = {
   evals: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 } },
   'dataset-runs': { attempts: 3, backoff: { type: 'exponential', delay: 5_000 } },
   webhooks: { attempts: 8, backoff: { type: 'exponential', delay: 5_000 } },
-  'trace-rollup': { attempts: 10, backoff: { type: 'exponential', delay: 500 } },
   failures: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 } },
   control: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 } },
   prompts: { attempts: 5, backoff: { type: 'exponential', delay: 5_000 } },
@@ -23,7 +22,7 @@ export const QUEUES = {
   // outage at enqueue, Redis data loss) or whose worker died mid-run.
   'evals-reconcile': { attempts: 1 },
   'dataset-runs-reconcile': { attempts: 1 },
-  // Repeatable every 10 s: settles abandoned trace reservations, re-queues owed OTLP rollups.
+  // Repeatable every 10 s: settles abandoned trace reservations, rebuilds the rows of OTLP traces they left owed.
   'ingest-reconcile': { attempts: 1 },
   // Repeatable every 5 s: embeds opted-in projects' spans that came without a vector.
   'search-embed': { attempts: 1 },

@@ -4,13 +4,15 @@ import type { Stores } from '../runtime.js';
 import { datasetRunJob } from '../modules/datasets/schemas.js';
 import { controlJob } from '../modules/control/schemas.js';
 import { evalJob } from '../modules/evals/schemas.js';
-import { traceRollupJob } from '../modules/ingest/otlp/schemas.js';
 import { promptJob } from '../modules/prompts/schemas.js';
 import { requestJob } from '../modules/privacy/schemas.js';
 import { webhookDeliveryJob } from '../modules/webhooks/schemas.js';
 import type { Config } from '../config.js';
 import type { Services } from '../services.js';
 import { jobOptions, type QueueName } from './queues.js';
+
+/** OTLP trace rows rebuilt per reconcile pass (traces whose writer died mid-commit: rare). */
+const OWED_ROWS_PAGE = 1_000;
 
 export interface Workers {
   /** Resolves once every repeatable job is scheduled (as soon as Redis answers). */
@@ -44,21 +46,6 @@ function registrations(services: Services, log: FastifyBaseLogger, config: Confi
       },
     },
     {
-      queue: 'trace-rollup',
-      // Idempotent: recomputes the trace row from the spans stored. A trace without spans (or a
-      // malformed payload) is logged and acknowledged; retrying could never make it succeed.
-      processor: async (job) => {
-        const payload = traceRollupJob.safeParse(job.data);
-        if (!payload.success) {
-          log.warn({ queue: 'trace-rollup', job: job.id, issues: payload.error.issues }, 'malformed trace-rollup job dropped');
-          return { status: 'malformed' };
-        }
-        const outcome = await services.traceRollup.rollup(payload.data);
-        if (outcome.status === 'no_spans') log.warn({ queue: 'trace-rollup', ...payload.data }, 'trace-rollup found no spans; acknowledged');
-        return outcome;
-      },
-    },
-    {
       queue: 'audit-anchor',
       cron: '15 0 * * *',
       // Idempotent: anchored (tenant, day) pairs are skipped, so the last week's missed days are made
@@ -76,9 +63,9 @@ function registrations(services: Services, log: FastifyBaseLogger, config: Confi
       // Idempotent: everything it does is re-derived from the registry and ClickHouse each pass.
       processor: async () => {
         const settled = await services.traceRegistry.settleAbandoned();
-        const requeued = await services.otlpIngest.requeueOwedRollups();
+        const rebuilt = await services.ingestWrites.rebuildOwed(OWED_ROWS_PAGE);
         await services.traceRegistry.forgetRetiredWriters();
-        return { ...settled, requeued_rollups: requeued };
+        return { ...settled, rebuilt_otlp_rows: rebuilt };
       },
     },
     {

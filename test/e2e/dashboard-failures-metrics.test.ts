@@ -51,7 +51,7 @@ beforeAll(async () => {
   const port = await freePort();
   // Retries 10 ms apart (then doubling): a delivery uses up its 8 attempts in about 2.5 s.
   ctx = await startApp({ LOOPTRACE_WEBHOOK_ALLOW_LOOPBACK: 'true', LOOPTRACE_WEBHOOK_RETRY_BASE_MS: '10', REDIS_PREFIX: TEST_REDIS_PREFIX });
-  workers = await startTestWorkers(ctx, ['trace-rollup', 'metrics-rollup', 'failures-detect', 'webhooks', 'webhooks-reconcile']);
+  workers = await startTestWorkers(ctx, ['metrics-rollup', 'failures-detect', 'webhooks', 'webhooks-reconcile']);
   receiver = await HttpsReceiver.start(ca, (req) => (down.has(req.path) ? { status: 503, body: 'down' } : { status: 200, body: 'thanks from the receiver' }));
   await ctx.app.listen({ port, host: '127.0.0.1' });
   appUrl = `http://127.0.0.1:${port}`;

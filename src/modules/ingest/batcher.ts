@@ -1,11 +1,14 @@
+import type { OtlpSpanWrite } from './otlp/trace-state.js';
 import type { Registration } from './registry-repo.js';
 import type { SpanRow, TraceRow } from './rows.js';
 
 export interface RowBatch {
   traces: TraceRow[];
   spans: SpanRow[];
-  /** The traces these rows belong to, for the registry to confirm once the write commits. */
+  /** The native traces these rows belong to, for the registry to confirm once the write commits. */
   registrations: Registration[];
+  /** OTLP spans (also in `spans`) whose traces' rows the write derives. */
+  otlpSpans: OtlpSpanWrite[];
 }
 
 export interface BatcherOptions {
@@ -20,6 +23,8 @@ interface Waiter {
   resolve(): void;
   reject(err: unknown): void;
 }
+
+const emptyBatch = (): RowBatch => ({ traces: [], spans: [], registrations: [], otlpSpans: [] });
 
 export class WriteTimeoutError extends Error {
   constructor(ms: number) {
@@ -45,7 +50,7 @@ export const abandonAfterMs = (options: Pick<BatcherOptions, 'maxWaitMs' | 'writ
  * still followed: if it commits after all, `afterCommit` runs for it then.
  */
 export class GroupCommitBatcher {
-  private pending: RowBatch = { traces: [], spans: [], registrations: [] };
+  private pending: RowBatch = emptyBatch();
   private waiters: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
   private inFlight = 0;
@@ -57,11 +62,17 @@ export class GroupCommitBatcher {
     private readonly options: BatcherOptions,
   ) {}
 
-  submit(traces: readonly TraceRow[], spans: readonly SpanRow[], registrations: readonly Registration[]): Promise<void> {
+  submit(
+    traces: readonly TraceRow[],
+    spans: readonly SpanRow[],
+    registrations: readonly Registration[],
+    otlpSpans: readonly OtlpSpanWrite[] = [],
+  ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.traces.push(...traces);
       this.pending.spans.push(...spans);
       this.pending.registrations.push(...registrations);
+      this.pending.otlpSpans.push(...otlpSpans);
       this.waiters.push({ resolve, reject });
       if (this.rowCount() >= this.options.maxRows) this.flushSoon(0);
       else this.flushSoon(this.options.maxWaitMs);
@@ -93,7 +104,7 @@ export class GroupCommitBatcher {
     if (this.inFlight >= this.options.maxConcurrentWrites) return; // the finishing write flushes again
     const batch = this.pending;
     const waiters = this.waiters;
-    this.pending = { traces: [], spans: [], registrations: [] };
+    this.pending = emptyBatch();
     this.waiters = [];
     this.inFlight += 1;
     try {

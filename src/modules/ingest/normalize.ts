@@ -224,5 +224,6 @@ export function buildTraceRow(f: TraceFields): TraceRow {
     total_token_count: f.summary.prompt + f.summary.completion,
     span_count: f.spanCount,
     version: f.version,
+    is_deleted: 0,
   };
 }

@@ -102,22 +102,21 @@ export function registryRepository(sql: Sql) {
      * After a group commit: every trace it carried is committed, in one statement. A row that is
      * missing was released by a settlement that took this write for dead (it outlived its
      * time-out): it is registered again, and comes back as restored so that its quota is counted.
-     * OTLP rows record the commit in spans_at, which owes the trace a rollup.
+     * Native traces only: OTLP traces are committed with their state (otlp/state-repo.ts).
      */
     async confirm(registrations: readonly Registration[], writer: string): Promise<{ tenantId: string; restored: number }[]> {
       if (registrations.length === 0) return [];
       const rows = await observeStoreCall('postgres', 'ingest.confirm', () => sql<{ tenant_id: string; restored: boolean }[]>`
-        insert into trace_registry as r (tenant_id, trace_id, project_id, started_at, source, state, writer, spans_at)
-        select t.tenant_id, t.trace_id, t.project_id, to_timestamp(t.ms / 1000.0), t.source, 'committed', ${writer},
-               case when t.source = 'otlp' then now() end
+        insert into trace_registry as r (tenant_id, trace_id, project_id, started_at, source, state, writer)
+        select t.tenant_id, t.trace_id, t.project_id, to_timestamp(t.ms / 1000.0), t.source, 'committed', ${writer}
         from unnest(
           ${registrations.map((r) => r.tenantId)}::uuid[], ${registrations.map((r) => r.traceId)}::uuid[],
           ${registrations.map((r) => r.projectId)}::uuid[], ${registrations.map((r) => r.startedAtMs)}::float8[],
           ${registrations.map((r) => r.source)}::text[]
         ) as t(tenant_id, trace_id, project_id, ms, source)
         on conflict (tenant_id, trace_id) do update
-          set state = 'committed', spans_at = case when r.source = 'otlp' then now() else r.spans_at end
-          where r.state = 'pending' or r.source = 'otlp'
+          set state = 'committed'
+          where r.state = 'pending'
         returning r.tenant_id, (r.xmax = 0) as restored`);
       const restored = new Map<string, number>();
       for (const row of rows) if (row.restored) restored.set(row.tenant_id, (restored.get(row.tenant_id) ?? 0) + 1);
@@ -158,7 +157,7 @@ export function registryRepository(sql: Sql) {
         limit ${options.limit}`);
     },
 
-    /** Settled as stored: pending → committed (OTLP rows owe a rollup: the writer may have died before queueing it). */
+    /** Settled as stored: pending → committed (an OTLP trace's row is then owed: its writer died before saving the trace's state). */
     async commitPending(tenantId: string, traceIds: readonly string[]): Promise<void> {
       if (traceIds.length === 0) return;
       await sql`
@@ -204,31 +203,7 @@ export function registryRepository(sql: Sql) {
         returning tenant_id as "tenantId", trace_id as "traceId", source, writer, started_at as "startedAt"`;
     },
 
-    /** The OTLP rollup moved a trace's start (an earlier span arrived): keep the locator in step. */
-    async relocateOtlp(tenantId: string, traceId: string, startedAtMs: number): Promise<void> {
-      await sql`update trace_registry set started_at = to_timestamp(${startedAtMs} / 1000.0)
-                where tenant_id = ${tenantId} and trace_id = ${traceId} and source = 'otlp'`;
-    },
-
-    /**
-     * The last span commit of an OTLP trace, read before a rollup recomputes it. As Postgres's own
-     * text, and written back as text: a JS Date (postgres.js turns timestamptz parameters into one)
-     * would drop the microseconds, and the rollup would never count as covering it.
-     */
-    async spansAt(tenantId: string, traceId: string): Promise<string | null> {
-      const [row] = await sql<{ spans_at: string | null }[]>`
-        select spans_at::text as spans_at from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`;
-      return row?.spans_at ?? null;
-    },
-
-    /** The rollup covered every span commit up to `spansAt` (a value `spansAt` returned). */
-    async markRolledUp(tenantId: string, traceId: string, spansAt: string): Promise<void> {
-      await sql`update trace_registry set rolled_up_at = ${spansAt}::text::timestamptz
-                where tenant_id = ${tenantId} and trace_id = ${traceId}
-                  and (rolled_up_at is null or rolled_up_at < ${spansAt}::text::timestamptz)`;
-    },
-
-    /** OTLP traces whose last span commit, older than `olderThanMs`, no rollup has covered yet. */
+    /** OTLP traces whose last span commit (settled, older than `olderThanMs`) no row has been derived from yet. */
     async owedRollups(olderThanMs: number, limit: number): Promise<{ tenantId: string; projectId: string; traceId: string }[]> {
       return observeStoreCall('postgres', 'ingest.owed_rollups', () => sql<{ tenantId: string; projectId: string; traceId: string }[]>`
         select tenant_id as "tenantId", project_id as "projectId", trace_id as "traceId" from trace_registry

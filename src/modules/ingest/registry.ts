@@ -129,17 +129,21 @@ export class TraceRegistry {
    * trace of the batch. It never fails the write (the rows are durable): if Postgres does not
    * answer, the reservations stay pending and a settlement finds them stored.
    */
-  async confirm(batch: RowBatch): Promise<void> {
+  async confirm(batch: Pick<RowBatch, 'registrations'>): Promise<void> {
     const unique = new Map<string, Registration>();
     for (const r of batch.registrations) unique.set(`${r.tenantId}|${r.traceId}`, r);
     try {
-      const restored = await this.repo.confirm([...unique.values()], this.writerId);
-      for (const { tenantId, restored: n } of restored) {
-        this.log.warn({ tenant_id: tenantId, traces: n }, 'a write committed after its reservation was settled as absent; registered again');
-        await this.repo.countUsage(tenantId, n, new Date());
-      }
+      await this.countRestored(await this.repo.confirm([...unique.values()], this.writerId));
     } catch (err) {
       this.log.warn({ err, traces: unique.size }, 'registry confirmation failed; the reservations stay pending until settled');
+    }
+  }
+
+  /** Traces whose write committed after a settlement had released them as absent: registered again, their quota counted. */
+  async countRestored(restored: readonly { tenantId: string; restored: number }[]): Promise<void> {
+    for (const { tenantId, restored: n } of restored) {
+      this.log.warn({ tenant_id: tenantId, traces: n }, 'a write committed after its reservation was settled as absent; registered again');
+      await this.repo.countUsage(tenantId, n, new Date());
     }
   }
 
@@ -160,20 +164,7 @@ export class TraceRegistry {
     }
   }
 
-  async relocateOtlp(tenantId: string, traceId: string, startedAtMs: number): Promise<void> {
-    await this.repo.relocateOtlp(tenantId, traceId, startedAtMs);
-  }
-
-  /** Which span commits of an OTLP trace a rollup that starts now will cover. */
-  spansAt(tenantId: string, traceId: string): Promise<string | null> {
-    return this.repo.spansAt(tenantId, traceId);
-  }
-
-  markRolledUp(tenantId: string, traceId: string, spansAt: string): Promise<void> {
-    return this.repo.markRolledUp(tenantId, traceId, spansAt);
-  }
-
-  /** OTLP traces owed a rollup that no queued job seems to be doing (older than `olderThanMs`). */
+  /** OTLP traces a settlement committed (their writer died) whose row is owed a rebuild from their spans. */
   owedRollups(olderThanMs: number, limit: number) {
     return this.repo.owedRollups(olderThanMs, limit);
   }
@@ -208,7 +199,8 @@ export class TraceRegistry {
       const withRow = await this.stored.withTraceRow(tenantId, native.map((r) => r.traceId));
       const maybeSpans = rows.filter((r) => !withRow.has(r.traceId)).map((r) => r.traceId);
       const withSpans = await this.stored.withSpans(tenantId, maybeSpans);
-      // Native: stored once its trace row is (spans go first). OTLP: stored once any span is.
+      // Native: stored once its trace row is (spans go first). OTLP: stored once any span is; its row
+      // is then owed a rebuild from its spans (TraceWritePath.rebuildOwed), as the dead commit's state was never saved.
       const present = rows.filter((r) => (r.source === 'native' ? withRow.has(r.traceId) : withSpans.has(r.traceId)));
       const presentIds = new Set(present.map((r) => r.traceId));
       const absent = rows.filter((r) => !presentIds.has(r.traceId));

@@ -55,6 +55,8 @@ export interface TraceRow {
   total_token_count: number;
   span_count: number;
   version: number;
+  /** 1 on the tombstone of a row whose sorting key moved (an OTLP trace's start); readers of FINAL skip it. */
+  is_deleted: 0 | 1;
 }
 
 /** Every column of a row type, in one fixed order (JSONCompactEachRow inserts). */
@@ -74,7 +76,7 @@ export const TRACE_COLUMNS = columnsOf<TraceRow>({
   tenant_id: true, project_id: true, id: true, started_at: true, ended_at: true, name: true, input: true, output: true,
   session_id: true, external_id: true, model: true, tags: true, tag_map: true, tag_pairs: true, metadata: true,
   error: true, failure_types: true, latency_ms: true, cost: true, prompt_tokens_total: true,
-  completion_tokens_total: true, total_token_count: true, span_count: true, version: true,
+  completion_tokens_total: true, total_token_count: true, span_count: true, version: true, is_deleted: true,
 });
 
 /** Separator of tag key and value in `tag_pairs`; tags may not contain control characters. */

@@ -4,12 +4,11 @@ import { describeIssues, type FieldProblem } from '../../platform/http-errors.js
 import { PLANS } from '../../platform/plans.js';
 import type { ProjectService } from '../projects/service.js';
 import type { VectorDimensions } from '../search/dimensions.js';
-import type { GroupCommitBatcher } from './batcher.js';
-import { commitRows } from './commit.js';
 import { normalizeTrace, type NormalizedTrace } from './normalize.js';
 import type { PriceBook } from './price-book.js';
 import type { NativeReservation, TraceRegistry } from './registry.js';
 import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
+import type { TraceWritePath } from './write-path.js';
 
 interface Candidate {
   index: number;
@@ -31,7 +30,7 @@ export class IngestService {
   constructor(
     private readonly registry: TraceRegistry,
     private readonly projects: ProjectService,
-    private readonly batcher: GroupCommitBatcher,
+    private readonly writes: TraceWritePath,
     private readonly prices: PriceBook,
     private readonly dimensions: VectorDimensions,
   ) {}
@@ -145,7 +144,7 @@ export class IngestService {
   }
 
   private commit(tenantId: string, traces: readonly NormalizedTrace[]): Promise<void> {
-    return commitRows(this.batcher, this.registry, {
+    return this.writes.commit({
       tenantId,
       traces: traces.map((t) => t.trace),
       spans: traces.flatMap((t) => t.spans),

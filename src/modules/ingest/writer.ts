@@ -1,13 +1,9 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { RowBatch } from './batcher.js';
-import { SPAN_COLUMNS, TRACE_COLUMNS, type TraceRow } from './rows.js';
+import { SPAN_COLUMNS, TRACE_COLUMNS } from './rows.js';
 
-/** Writes one group commit: spans first, so a trace row is never visible without its spans. */
+/** Writes one group commit's rows: spans first, so a trace row is never visible without its spans. */
 export async function writeTraceBatch(ch: ClickHouseStore, batch: Pick<RowBatch, 'traces' | 'spans'>): Promise<void> {
-  await ch.insert('spans', batch.spans, SPAN_COLUMNS);
-  await writeTraceRows(ch, batch.traces);
-}
-
-export async function writeTraceRows(ch: ClickHouseStore, traces: readonly TraceRow[]): Promise<void> {
-  await ch.insert('traces', traces, TRACE_COLUMNS);
+  if (batch.spans.length > 0) await ch.insert('spans', batch.spans, SPAN_COLUMNS);
+  if (batch.traces.length > 0) await ch.insert('traces', batch.traces, TRACE_COLUMNS);
 }

@@ -1,5 +1,5 @@
 import { observeStoreCall } from '../../platform/metrics.js';
-import type { Sql } from '../../stores/pg.js';
+import type { Sql, TxSql } from '../../stores/pg.js';
 
 /** One (tenant, minute) whose traces changed and whose rollup must be recomputed. */
 export interface DirtyMinute {
@@ -22,25 +22,28 @@ interface ClaimedRow {
 const uuids = (ids: readonly string[]) => ids as string[];
 
 /**
- * SQL of the metrics dirty set (Postgres, sql/004_metrics_dirty.sql). Marks lock rows in key
- * order; claim and complete never wait for a row lock (SKIP LOCKED), so no two of them deadlock.
+ * Makes these minutes due at `dueAt` (or earlier if they already were) and bumps each one's
+ * generation, in one statement; in the caller's transaction when given one. `minutes` must hold
+ * each (tenant, minute) once.
  */
-export function metricsDirtyRepository(sql: Sql) {
-  return {
-    /**
-     * Makes these minutes due at `dueAt` (or earlier if they already were) and bumps each one's
-     * generation, in one statement. `minutes` must hold each (tenant, minute) once.
-     */
-    async mark(minutes: readonly DirtyMinute[], dueAt: Date): Promise<void> {
-      if (minutes.length === 0) return;
-      await observeStoreCall('postgres', 'metrics.dirty_mark', () => sql`
+export async function markDirtyMinutes(sql: Sql | TxSql, minutes: readonly DirtyMinute[], dueAt: Date): Promise<void> {
+  if (minutes.length === 0) return;
+  await observeStoreCall('postgres', 'metrics.dirty_mark', () => (sql as TxSql)`
         insert into metrics_dirty_minutes as d (tenant_id, minute, due_at)
         select t.tenant_id, to_timestamp(t.ms / 1000.0), ${dueAt}
         from unnest(${minutes.map((m) => m.tenantId)}::uuid[], ${minutes.map((m) => m.minuteMs)}::float8[]) as t(tenant_id, ms)
         order by t.tenant_id, t.ms
         on conflict (tenant_id, minute) do update
           set due_at = least(d.due_at, excluded.due_at), generation = d.generation + 1`);
-    },
+}
+
+/**
+ * SQL of the metrics dirty set (Postgres, sql/004_metrics_dirty.sql). Marks lock rows in key
+ * order; claim and complete never wait for a row lock (SKIP LOCKED), so no two of them deadlock.
+ */
+export function metricsDirtyRepository(sql: Sql) {
+  return {
+    mark: (minutes: readonly DirtyMinute[], dueAt: Date) => markDirtyMinutes(sql, minutes, dueAt),
 
     /**
      * Leases up to `max` minutes due at `now`, oldest due first, until `leaseUntil`: rows locked by

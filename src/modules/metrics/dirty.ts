@@ -1,6 +1,6 @@
 import { clickHouseToIso } from '../../platform/time.js';
-import type { Sql } from '../../stores/pg.js';
-import { metricsDirtyRepository, type ClaimedMinute, type DirtyMinute, type MetricsDirtyRepository } from './dirty-repo.js';
+import type { Sql, TxSql } from '../../stores/pg.js';
+import { markDirtyMinutes, metricsDirtyRepository, type ClaimedMinute, type DirtyMinute, type MetricsDirtyRepository } from './dirty-repo.js';
 
 export type { ClaimedMinute, DirtyMinute } from './dirty-repo.js';
 
@@ -58,6 +58,11 @@ export class MetricsDirtyTracker {
   /** The same for trace rows as written, of any tenants: one statement (called once per group commit). */
   async markRows(rows: readonly { tenant_id: string; started_at: string }[], now = Date.now()): Promise<void> {
     await this.repo.mark(minutesOfRows(rows), new Date(now));
+  }
+
+  /** The same inside the caller's transaction (an OTLP group commit marks its rows as it commits them). */
+  async markRowsIn(tx: TxSql, rows: readonly { tenant_id: string; started_at: string }[], now = Date.now()): Promise<void> {
+    await markDirtyMinutes(tx, minutesOfRows(rows), new Date(now));
   }
 
   /**

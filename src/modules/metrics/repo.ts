@@ -97,7 +97,7 @@ export function metricsRepository(ch: ClickHouseStore) {
           sum(latency_ms) AS latency_sum,
           ${sketch('State')}(latency_ms) AS latency_sketch
         FROM traces FINAL
-        WHERE tenant_id = {tenant:UUID}
+        WHERE tenant_id = {tenant:UUID} AND is_deleted = 0
           AND started_at >= {lo:DateTime('UTC')} AND started_at < {hi:DateTime('UTC')}
           AND toStartOfMinute(started_at) IN {minutes:Array(DateTime('UTC'))}
         GROUP BY tenant_id, project_id, minute, model, name`;
@@ -108,7 +108,7 @@ export function metricsRepository(ch: ClickHouseStore) {
         WHERE tenant_id = {tenant:UUID} AND minute IN {minutes:Array(DateTime('UTC'))} AND trace_count > 0
           AND (project_id, minute, model, name) NOT IN (
             SELECT project_id, toStartOfMinute(started_at), model, name FROM traces FINAL
-            WHERE tenant_id = {tenant:UUID}
+            WHERE tenant_id = {tenant:UUID} AND is_deleted = 0
               AND started_at >= {lo:DateTime('UTC')} AND started_at < {hi:DateTime('UTC')}
               AND toStartOfMinute(started_at) IN {minutes:Array(DateTime('UTC'))})
         GROUP BY tenant_id, project_id, minute, model, name`;

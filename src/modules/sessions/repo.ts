@@ -56,7 +56,7 @@ export function sessionRepository(ch: ClickHouseStore) {
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredSession>(
         'sessions.list',
-        `SELECT ${SESSION_TOTALS} FROM traces FINAL WHERE ${where.sql}
+        `SELECT ${SESSION_TOTALS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0
          GROUP BY session_id ${having}
          ORDER BY last_end DESC, session_id DESC LIMIT ${max}`,
         where.params,
@@ -69,7 +69,7 @@ export function sessionRepository(ch: ClickHouseStore) {
       const where = filter.where();
       const [row] = await ch.rows<StoredSession>(
         'sessions.get',
-        `SELECT ${SESSION_TOTALS} FROM traces FINAL WHERE ${where.sql} GROUP BY session_id`,
+        `SELECT ${SESSION_TOTALS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 GROUP BY session_id`,
         where.params,
         settings('sessions.get', filter.tenantId),
       );

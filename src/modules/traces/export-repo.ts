@@ -74,7 +74,7 @@ export function traceExportRepository(ch: ClickHouseStore) {
                  cost, input, output, error, start_time
           FROM spans FINAL WHERE ${spans.sql}
         ) AS s
-        INNER JOIN (SELECT id, input, output FROM traces FINAL WHERE ${traces.sql}) AS t ON t.id = s.trace_id
+        INNER JOIN (SELECT id, input, output FROM traces FINAL WHERE ${traces.sql} AND is_deleted = 0) AS t ON t.id = s.trace_id
         ORDER BY s.trace_id, s.start_time, s.span_id
         LIMIT ${limit}
         SETTINGS output_format_json_quote_64bit_integers = 0, output_format_json_escape_forward_slashes = 0`;

@@ -50,7 +50,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(
         'traces.list',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY started_at DESC, id DESC LIMIT ${max}`,
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC LIMIT ${max}`,
         where.params,
         settings('traces.list', filter.tenantId),
       );
@@ -67,7 +67,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<TraceKey>(
         'traces.export_keys',
-        `SELECT id, project_id, span_count FROM traces FINAL WHERE ${where.sql} ORDER BY id LIMIT ${max}`,
+        `SELECT id, project_id, span_count FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id LIMIT ${max}`,
         where.params,
         settings('traces.export_keys', filter.tenantId),
       );
@@ -84,7 +84,7 @@ export function traceRepository(ch: ClickHouseStore) {
         .and`started_at = ${bind(DATETIME, location.startedAt)}`
         .and`id = ${bind('UUID', id)}`;
       const sql = (where: TenantWhere) =>
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY version DESC LIMIT 1`;
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`;
       const [exact] = await ch.rows<StoredTrace>('traces.get', sql(byKey), byKey.params, settings('traces.get', tenantId));
       if (exact) return exact;
       const byProject = TenantWhere.forTenant(tenantId)
@@ -101,7 +101,7 @@ export function traceRepository(ch: ClickHouseStore) {
         .and`id IN ${bind('Array(UUID)', ids)}`;
       return ch.rows<StoredTrace>(
         'traces.get_many',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY id, version DESC LIMIT 1 BY id`,
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
         settings('traces.get_many', tenantId),
       );
@@ -130,7 +130,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const where = filter.where().and`id IN ${bind('Array(UUID)', ids)}`;
       const rows = await ch.rows<{ id: string }>(
         'traces.matching',
-        `SELECT DISTINCT id FROM traces FINAL WHERE ${where.sql}`,
+        `SELECT DISTINCT id FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0`,
         where.params,
         settings('traces.matching', filter.tenantId),
       );
@@ -162,7 +162,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(
         'sessions.traces',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY started_at, id LIMIT ${max}`,
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at, id LIMIT ${max}`,
         where.params,
         settings('sessions.traces', filter.tenantId),
       );

@@ -79,7 +79,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
       const where = byRefs(tenantId, refs, 'id');
       return ch.rows<StoredTrace>(
         'privacy.traces',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} ORDER BY id, version DESC LIMIT 1 BY id`,
+        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
         { ...queryTag('privacy.traces', tenantId), ...JSON_NUMBERS },
       );

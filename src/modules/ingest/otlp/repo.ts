@@ -1,6 +1,6 @@
+import { TupleParam } from '@clickhouse/client';
 import type { ClickHouseStore } from '../../../stores/clickhouse.js';
-import type { SpanRow, TraceRow } from '../rows.js';
-import { writeTraceRows } from '../writer.js';
+import type { SpanRow } from '../rows.js';
 
 /** Span columns as read back for OTLP: times as nanosecond strings, 64-bit counts possibly as strings. */
 type ReadSpan = Omit<SpanRow, 'start_time' | 'end_time' | 'prompt_tokens' | 'completion_tokens' | 'status_code'> & {
@@ -11,11 +11,43 @@ type ReadSpan = Omit<SpanRow, 'start_time' | 'end_time' | 'prompt_tokens' | 'com
   status_code: number | string;
 };
 
-/** What the rollup needs of each span of a trace (no input/output: only the root's are read). */
-export type RollupSpanRow = Pick<
-  ReadSpan,
-  'span_id' | 'parent_span_id' | 'name' | 'type' | 'model' | 'start_ns' | 'end_ns' | 'prompt_tokens' | 'completion_tokens' | 'cost' | 'error' | 'failure_type'
-> & { session: string[]; tags: string[][]; tag_map: Record<string, string> };
+/** A stored span as the trace-state fold reads it back (spans committed before the state was kept). */
+export interface StoredSpanRow {
+  tenant_id: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  type: string;
+  model: string;
+  start_ns: string;
+  end_ns: string;
+  prompt_tokens: number | string;
+  completion_tokens: number | string;
+  cost: number;
+  error: string | null;
+  failure_type: string;
+  session: string[];
+  tags: string[][];
+  tag_map: Record<string, string>;
+}
+
+/** The fields of a trace row that come from its root span. */
+export interface RootDetailRow {
+  tenant_id: string;
+  trace_id: string;
+  input: string;
+  output: string;
+  resource: string;
+}
+
+/** Identifies a trace (or one of its spans) across tenants: the spans table's key order. */
+export interface SpanKey {
+  tenantId: string;
+  projectId: string;
+  traceId: string;
+  spanId?: string;
+}
 
 export type ExportSpanRow = Omit<ReadSpan, 'tenant_id' | 'latency_ms' | 'embedding' | 'created_at' | 'version'>;
 
@@ -34,60 +66,35 @@ const TAG_KEYS = "[JSONExtract(metadata, 'tag.tags', 'Array(String)'), JSONExtra
 
 export function otlpRepository(ch: ClickHouseStore) {
   return {
-    /** Every span of one trace, as the rollup summarises them (latest version of each). */
-    async traceSpans(tenantId: string, projectId: string, traceId: string): Promise<RollupSpanRow[]> {
-      return ch.rows<RollupSpanRow>(
-        'otlp.rollup.spans',
-        `SELECT span_id, parent_span_id, name, type, model,
+    /**
+     * Every span of these traces (one query for all, any tenants), for traces whose state was never
+     * kept: written before this release, or by a group commit that died before its state was saved.
+     */
+    async storedSpans(traces: readonly SpanKey[]): Promise<StoredSpanRow[]> {
+      if (traces.length === 0) return [];
+      return ch.rows<StoredSpanRow>(
+        'otlp.state.stored_spans',
+        `SELECT tenant_id, trace_id, span_id, parent_span_id, name, type, model,
                 toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns,
                 prompt_tokens, completion_tokens, cost, error, failure_type,
                 ${SESSION_KEYS} AS session, ${TAG_KEYS} AS tags,
                 JSONExtract(metadata, 'looptrace.tag_map', 'Map(String, String)') AS tag_map
          FROM spans FINAL
-         WHERE tenant_id = {tenant:UUID} AND project_id = {project:UUID} AND trace_id = {trace:UUID}`,
-        { tenant: tenantId, project: projectId, trace: traceId },
+         WHERE (tenant_id, project_id, trace_id) IN {keys:Array(Tuple(UUID, UUID, UUID))}`,
+        { keys: traces.map((t) => new TupleParam([t.tenantId, t.projectId, t.traceId])) },
       );
     },
 
-    /** Input, output and resource of the span that names the trace. */
-    async rootDetail(tenantId: string, projectId: string, traceId: string, spanId: string) {
-      const [row] = await ch.rows<{ input: string; output: string; resource: string }>(
-        'otlp.rollup.root',
-        `SELECT input, output, JSONExtractRaw(metadata, 'otel.resource') AS resource
+    /** Input, output and resource of root spans that an earlier group commit stored (one query for all). */
+    async rootDetails(roots: readonly Required<SpanKey>[]): Promise<RootDetailRow[]> {
+      if (roots.length === 0) return [];
+      return ch.rows<RootDetailRow>(
+        'otlp.state.root_details',
+        `SELECT tenant_id, trace_id, input, output, JSONExtractRaw(metadata, 'otel.resource') AS resource
          FROM spans FINAL
-         WHERE tenant_id = {tenant:UUID} AND project_id = {project:UUID} AND trace_id = {trace:UUID} AND span_id = {span:UUID}
-         LIMIT 1`,
-        { tenant: tenantId, project: projectId, trace: traceId, span: spanId },
+         WHERE (tenant_id, project_id, trace_id, span_id) IN {keys:Array(Tuple(UUID, UUID, UUID, UUID))}`,
+        { keys: roots.map((r) => new TupleParam([r.tenantId, r.projectId, r.traceId, r.spanId])) },
       );
-      return row;
-    },
-
-    /** The stored versions of a trace row: one per distinct started_at (normally one). */
-    async traceVersions(tenantId: string, projectId: string, traceId: string) {
-      const rows = await ch.rows<{ started_at: string; version: number | string }>(
-        'otlp.rollup.versions',
-        `SELECT started_at, max(version) AS version FROM traces
-         WHERE tenant_id = {tenant:UUID} AND project_id = {project:UUID} AND id = {trace:UUID}
-         GROUP BY started_at`,
-        { tenant: tenantId, project: projectId, trace: traceId },
-      );
-      return rows.map((r) => ({ startedAt: r.started_at, version: Number(r.version) }));
-    },
-
-    /**
-     * Lightweight delete of every stored row of a trace. Needed when its started_at (part of the
-     * sorting key) moved: ReplacingMergeTree only collapses rows with equal sorting keys.
-     */
-    async deleteTrace(tenantId: string, projectId: string, traceId: string): Promise<void> {
-      await ch.command(
-        'otlp.rollup.delete',
-        'DELETE FROM traces WHERE tenant_id = {tenant:UUID} AND project_id = {project:UUID} AND id = {trace:UUID}',
-        { tenant: tenantId, project: projectId, trace: traceId },
-      );
-    },
-
-    async insertTrace(row: TraceRow): Promise<void> {
-      await writeTraceRows(ch, [row]);
     },
 
     /** One export page in (project, trace, span) order, the spans table's own order. */
@@ -123,7 +130,7 @@ export function otlpRepository(ch: ClickHouseStore) {
       return ch.rows<{ id: string; session_id: string; tags: string[]; tag_map: Record<string, string> }>(
         'otlp.export.traces',
         `SELECT id, session_id, tags, tag_map FROM traces FINAL
-         WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}`,
+         WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)} AND is_deleted = 0`,
         { tenant: tenantId, ids: traceIds },
       );
     },

@@ -83,9 +83,6 @@ export const otlpIngestQuery = z.object({
   project_id: z.guid().optional().describe('Project to write new traces to; default: the API key’s project'),
 });
 
-/** Payload of a `trace-rollup` job: one trace, recomputed from its spans. */
-export const traceRollupJob = z.object({ tenant_id: z.guid(), project_id: z.guid(), trace_id: z.guid() });
-export type TraceRollupJob = z.infer<typeof traceRollupJob>;
 
 // GET /v1/otlp/export: OTLP TracesData JSON, exactly the spec's shape.
 
