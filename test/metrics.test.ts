@@ -496,26 +496,27 @@ describe('MetricsDirtyTracker', () => {
     expect(await stored([t1, t2])).toEqual([]);
   });
 
-  it('marks around a write: after it, not before, and not at all when it fails', async () => {
+  it('marks inside the caller\'s transaction: seen once it commits, gone when it rolls back', async () => {
     const tenant = freshTenant();
     const dirty = tracker([tenant]);
     const row = { tenant_id: tenant, started_at: '2026-10-05 10:00:30.000' };
-    let storedDuringWrite: unknown[] = ['not run'];
-    const result = await dirty.aroundWrite([row], async () => {
-      storedDuringWrite = await stored([tenant]);
-      return 'written';
+    let seenInside: unknown[] = ['not run'];
+    await ctx.stores.sql.begin(async (tx) => {
+      await dirty.markRowsIn(tx, [row]);
+      seenInside = await stored([tenant]); // another connection: not committed yet
     });
-    expect(result).toBe('written');
-    expect(storedDuringWrite).toEqual([]);
+    expect(seenInside).toEqual([]);
     const due = await dirty.claim(10);
     expect(due.map((c) => [c.tenantId, c.minuteMs])).toEqual([[tenant, T0]]);
     await dirty.complete(due);
 
-    await expect(dirty.aroundWrite([row], () => Promise.reject(new Error('ClickHouse is down')))).rejects.toThrow('ClickHouse is down');
-    let wrote = false;
+    const failed = ctx.stores.sql.begin(async (tx) => {
+      await dirty.markRowsIn(tx, [row]);
+      throw new Error('ClickHouse is down');
+    });
+    await expect(failed).rejects.toThrow('ClickHouse is down');
     const bad = { tenant_id: tenant, started_at: '2026-13-45 10:00:30.000' };
-    await expect(dirty.aroundWrite([bad], async () => (wrote = true))).rejects.toThrow(RangeError);
-    expect(wrote).toBe(false);
+    await expect(ctx.stores.sql.begin((tx) => dirty.markRowsIn(tx, [bad]))).rejects.toThrow(RangeError);
     expect(await stored([tenant])).toEqual([]);
   });
 });

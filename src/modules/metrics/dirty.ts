@@ -65,17 +65,6 @@ export class MetricsDirtyTracker {
     await markDirtyMinutes(tx, minutesOfRows(rows), new Date(now));
   }
 
-  /**
-   * Runs a write of trace rows, then marks their minutes. Rows whose start is not a date fail before
-   * the write. If the mark fails the error propagates: the write is not acknowledged.
-   */
-  async aroundWrite<T>(rows: readonly { tenant_id: string; started_at: string }[], write: () => Promise<T>): Promise<T> {
-    const minutes = minutesOfRows(rows);
-    const result = await write();
-    await this.repo.mark(minutes, new Date());
-    return result;
-  }
-
   /** Leases up to `max` due minutes, oldest due first; the caller recomputes them and then calls `complete`. */
   async claim(max: number, now = Date.now()): Promise<ClaimedMinute[]> {
     if (max <= 0 || this.options.tenantIds?.length === 0) return [];
