@@ -45,17 +45,28 @@ export async function renderWebApi(document: object): Promise<{ schema: string; 
   return { schema, access: body };
 }
 
-/** The document of the app as this checkout builds it, from throwaway stores (never ./data: a running server owns it). */
+/**
+ * The document of the app as this checkout builds it, from throwaway stores (never ./data: a running
+ * server owns it). Built as in development, without a JWKS URL, so that the development sign-in
+ * routes the dashboard calls (registered only then) are in it whatever this shell's environment.
+ */
 export async function liveOpenApiDocument(): Promise<object> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'looptrace-web-api-'));
-  const config = loadConfig({ ...process.env, LOOPTRACE_DATA_DIR: dataDir, LOG_LEVEL: 'silent', LOOPTRACE_INSTANCE_ID: `web-api-${process.pid}` });
+  const { AUTH_JWKS_URL: _jwks, ...env } = process.env;
+  const config = loadConfig({
+    ...env,
+    NODE_ENV: 'development',
+    LOOPTRACE_DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    LOOPTRACE_INSTANCE_ID: `web-api-${process.pid}`,
+  });
   const stores = await openStores(config, { migrate: true });
   try {
     const app = await buildApp({ ...stores, logger: false });
     try {
-      const res = await app.inject({ method: 'GET', url: '/v1/openapi.json' });
-      if (res.statusCode !== 200) throw new Error(`GET /v1/openapi.json answered ${res.statusCode}`);
-      return res.json();
+      await app.ready();
+      // What GET /v1/openapi.json serves, without minting a credential for it.
+      return app.swagger();
     } finally {
       await app.close();
     }

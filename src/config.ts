@@ -87,8 +87,9 @@ export type Config = {
     /** The dashboard's sign-in (OpenID Connect, authorization code + PKCE); undefined = not configured. */
     oidc: { issuer: string; clientId: string; scopes: string } | undefined;
     /**
-     * Whether POST /v1/auth/dev-session may mint HS256 development sessions: never in production,
-     * and only where such tokens are what the server verifies (a secret, no JWKS).
+     * Whether the development sign-in (POST /auth/dev-session, GET /auth/dev-tenants) is served to
+     * mint HS256 sessions: never in production, and only where such tokens are what the server
+     * verifies (a secret, no JWKS). Where false, those routes are not registered at all.
      */
     devSessions: boolean;
   };

@@ -70,7 +70,7 @@ describe('daily audit anchors', () => {
     const wrong = (await publicVerify(`tenant_id=${t.tenantId}&date=${date}&expected_head_hash=${'ab'.repeat(32)}`)).json();
     expect(wrong).toMatchObject({ verified: true, hash_matches: false, head_hash: head });
 
-    const published = publicKeyView.parse((await ctx.app.inject({ method: 'GET', url: '/v1/audit/public-key' })).json());
+    const published = publicKeyView.parse((await ctx.app.inject({ method: 'GET', url: '/audit/public-key' })).json());
     const publicKey = createPublicKey(published.public_key_pem);
     expect(published.key_id).toBe(sha256Hex(publicKey.export({ type: 'spki', format: 'der' })).slice(0, 16));
     expect(published.key_id).toBe(anchor.key_id);

@@ -57,7 +57,7 @@ describe('control loop access and validation', () => {
   });
 
   it('documents the control routes, their bodies and their codes in the OpenAPI document', async () => {
-    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: (await tenant('team')).auth })).json();
     expect(doc.paths['/v1/policies'].post.requestBody.content['application/json'].schema.properties).toHaveProperty('max_cascade_depth');
     expect(doc.paths['/v1/control/actions/{id}/approve'].post['x-access']).toMatchObject({ tokens: ['session'], roles: ['owner'], plan: 'team' });
     expect(JSON.stringify(doc.paths['/v1/control/actions/{id}/approve'].post.responses['409'])).toContain('control.action_state');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../src/platform/ids.js';
-import { createTenant, startApp, type TestContext } from './helpers/app.js';
+import { bearer, createTenant, sessionToken, startApp, type TestContext } from './helpers/app.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -23,8 +23,28 @@ async function seedAnomalies(tenantId: string, projectId: string, count: number)
 }
 
 describe('deprecations', () => {
-  it('are listed without a credential, with their dates', async () => {
-    const res = await ctx.app.inject({ method: 'GET', url: '/v1/deprecations' });
+  it('are listed to any valid credential (every role, scoped keys too), and to no one without one', async () => {
+    const t = await createTenant(ctx.app);
+    const scoped = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'q', scopes: ['query'] } });
+    const revoked = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'gone' } });
+    await ctx.app.inject({ method: 'DELETE', url: `/v1/apikeys/${revoked.json().id}`, headers: t.auth });
+    const callers = {
+      'full key': t.auth,
+      'query key': bearer(scoped.json().secret),
+      owner: bearer(await sessionToken(t.tenantId, 'owner')),
+      member: bearer(await sessionToken(t.tenantId, 'member')),
+      viewer: bearer(await sessionToken(t.tenantId, 'viewer')),
+    };
+    for (const [who, headers] of Object.entries(callers)) {
+      expect((await ctx.app.inject({ method: 'GET', url: '/v1/deprecations', headers })).statusCode, who).toBe(200);
+    }
+    for (const [who, headers] of Object.entries({ none: {}, malformed: bearer('nope'), revoked: bearer(revoked.json().secret) })) {
+      const refused = await ctx.app.inject({ method: 'GET', url: '/v1/deprecations', headers });
+      expect(refused.statusCode, who).toBe(401);
+      expect(refused.json().code, who).toBe('unauthorized');
+    }
+
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/deprecations', headers: t.auth });
     expect(res.statusCode).toBe(200);
     expect(res.json().deprecations).toContainEqual({
       id: 'anomalies-offset',
@@ -69,10 +89,13 @@ describe('deprecations', () => {
   });
 
   it('the OpenAPI document marks the deprecated parameter', async () => {
-    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const t = await createTenant(ctx.app);
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: t.auth })).json();
     const params = doc.paths['/v1/anomalies'].get.parameters as { name: string; deprecated?: boolean }[];
     expect(params.find((p) => p.name === 'offset')?.deprecated).toBe(true);
     expect(params.find((p) => p.name === 'limit')?.deprecated).toBeUndefined();
-    expect(doc.paths['/v1/deprecations'].get.security).toEqual([]);
+    // The listing takes the document's bearer requirement, like every /v1/ operation but the audit verification.
+    expect(doc.paths['/v1/deprecations'].get.security).toBeUndefined();
+    expect(doc.paths['/v1/deprecations'].get['x-access']).toMatchObject({ tokens: ['apikey', 'session'], roles: ['owner', 'member', 'viewer'], scope: 'read' });
   });
 });

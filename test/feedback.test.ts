@@ -305,7 +305,7 @@ describe('access', () => {
 
 describe('OpenAPI', () => {
   it('documents both operations under the feedback tag, with their declared error codes', async () => {
-    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: (await createTenant(ctx.app)).auth })).json();
     const create = doc.paths['/v1/feedback'].post;
     const read = doc.paths['/v1/feedback'].get;
     expect(create.tags).toEqual(['feedback']);

@@ -222,7 +222,7 @@ describe('operations endpoints', () => {
   });
 
   it('GET /v1/openapi.json is OpenAPI 3.1 and documents every registered /v1 route', async () => {
-    const res = await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: t.auth });
     expect(res.statusCode).toBe(200);
     const doc = res.json() as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(doc.openapi).toMatch(/^3\.1\./);

@@ -132,7 +132,7 @@ describe('llm connections API', () => {
   });
 
   it('documents the routes with their error codes in the OpenAPI document', async () => {
-    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: (await createTenant(ctx.app)).auth })).json();
     const post = doc.paths['/v1/llm-connections'].post;
     expect(post.responses['422'].content['application/json'].schema.allOf[1].properties.code.enum).toEqual(
       expect.arrayContaining(['llm_connection.url.not_https', 'llm_connection.url.private_ip', 'llm_connection.url.unresolvable']),

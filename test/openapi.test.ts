@@ -30,7 +30,7 @@ let t: TestTenant;
 beforeAll(async () => {
   ({ ctx, routes } = await startAppWithRoutes());
   t = await createTenant(ctx.app);
-  const res = await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+  const res = await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: t.auth });
   expect(res.statusCode).toBe(200);
   doc = res.json() as Document;
 });
@@ -133,7 +133,7 @@ describe('GET /v1/openapi.json', () => {
     const ingest = op('post', '/v1/ingest');
     expect(codesOf(ingest.responses['409'])).toEqual(['trace_exists']);
     expect(codesOf(ingest.responses['503'])).toEqual(['service_unavailable']);
-    expect(codesOf(ingest.responses['403'])).toEqual(['role_forbidden', 'scope_forbidden', 'error.project.archived']);
+    expect(codesOf(ingest.responses['403'])).toEqual(['scope_forbidden', 'role_forbidden', 'error.project.archived']);
     expect(codesOf(ingest.responses['422'])).toEqual(['validation_error']);
     expect(ingest.responses['409']!.description).toContain('`trace_exists`');
     expect(codesOf(op('get', '/v1/traces/{id}').responses['404'])).toEqual(['not_found']);
@@ -154,7 +154,7 @@ describe('GET /v1/openapi.json', () => {
     expect(codesOf(batch['409'])).toEqual([]);
     expect(JSON.stringify(batch['409'])).toContain('"results"');
     expect((findNodes(batch['403'], (n) => Array.isArray(n.anyOf))[0]!.anyOf as unknown[]).length).toBe(2);
-    expect(codesOf(batch['403'])).toEqual(['role_forbidden', 'scope_forbidden']);
+    expect(codesOf(batch['403'])).toEqual(['scope_forbidden', 'role_forbidden']);
     expect(codesOf(batch['401'])).toEqual(['unauthorized']);
     expect(JSON.stringify(op('get', '/readyz').responses['503'])).toContain('"checks"');
   });
@@ -235,7 +235,7 @@ describe('routeErrorCodes', () => {
     await app.ready();
     const operation = (app.swagger() as unknown as Document).paths['/v1/webhooks/{id}/test']!.post!;
     expect(operation['x-access']).toEqual({ tokens: ANY_TOKEN, roles: WRITERS, scope: 'write', plan: 'team', rate_bucket: 'default' });
-    expect(codesOf(operation.responses['403'])).toEqual(['role_forbidden', 'scope_forbidden', 'plan_upgrade_required']);
+    expect(codesOf(operation.responses['403'])).toEqual(['scope_forbidden', 'role_forbidden', 'plan_upgrade_required']);
     expect(codesOf(operation.responses['404'])).toEqual(['not_found']);
     expect(codesOf(operation.responses['402'])).toEqual(['seats_quota_exceeded']); // a session's first sign-in, not the plan gate
     await app.close();

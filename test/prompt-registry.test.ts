@@ -43,7 +43,7 @@ describe('prompt registry', () => {
   });
 
   it('declares every request body in the OpenAPI document', async () => {
-    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: (await tenant('starter')).auth })).json();
     const body = (path: string) => doc.paths[path].post.requestBody.content['application/json'].schema;
     expect(body('/v1/prompts').required).toEqual(['project_id', 'name', 'content']);
     expect(body('/v1/prompts/{name}/versions').properties).toHaveProperty('activate');

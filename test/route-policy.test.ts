@@ -1,24 +1,37 @@
 import Fastify, { type RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_ROLES, ANY_TOKEN, PUBLIC, WRITERS, assertRouteHasPolicy, type AccessPolicy } from '../src/platform/access.js';
-import type { TestContext } from './helpers/app.js';
-import { MUTATING_METHODS, startAppWithRoutes, type RegisteredRoute } from './helpers/routes.js';
+import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';
+import { MUTATING_METHODS, startAppWithRoutes, toOpenApiPath, type RegisteredRoute } from './helpers/routes.js';
 
 /**
- * The only routes reachable without a credential (DESIGN.md §3, §7; spec Authentication rule 1),
- * the web dashboard's files and sign-in (how a browser gets a session) among them.
+ * The only routes reachable without a credential (DESIGN.md §3, §7; spec Authentication rule 1):
+ * under /v1/ the audit verification alone; beside it the operations probes, the published audit
+ * key, and the web dashboard's files and sign-in (how a browser gets a session).
  */
 const PUBLIC_ALLOWLIST = new Set([
-  '/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/audit/verify', '/v1/audit/public-key', '/v1/deprecations',
-  '/', '/assets/*', '/*', '/v1/auth/config', '/v1/auth/dev-tenants', '/v1/auth/dev-session',
+  '/healthz', '/readyz', '/metrics', '/v1/audit/verify', '/audit/public-key',
+  '/', '/assets/*', '/*', '/auth/config', '/auth/dev-tenants', '/auth/dev-session',
 ]);
-/** Public POSTs: the development sign-in mints a token and stores nothing (refused in production). */
-const PUBLIC_WRITES = new Set(['POST /v1/auth/dev-session']);
+/** Public POSTs: the development sign-in mints a token and stores nothing (not registered in production). */
+const PUBLIC_WRITES = new Set(['POST /auth/dev-session']);
+/** Spec, Authentication rule 1: "every request except GET /v1/audit/verify carries" a token. */
+const PUBLIC_API = new Set(['GET /v1/audit/verify', 'HEAD /v1/audit/verify']);
+
+const ZERO_ID = '00000000-0000-4000-8000-000000000000';
+const concrete = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, ZERO_ID);
 
 let ctx: TestContext;
 let routes: RegisteredRoute[];
+let t: TestTenant;
+let queryKey: { authorization: string };
 beforeAll(async () => {
   ({ ctx, routes } = await startAppWithRoutes());
+  // Enterprise: no rate limit in the way of a few hundred calls.
+  t = await createTenant(ctx.app, 'enterprise');
+  const created = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'query only', scopes: ['query'] } });
+  expect(created.statusCode, created.body).toBe(201);
+  queryKey = bearer(created.json<{ secret: string }>().secret);
 });
 afterAll(async () => ctx?.close());
 
@@ -75,10 +88,92 @@ describe('every registered route', () => {
     const guarded = routes.filter((r) => !r.access?.public);
     expect(guarded.length).toBeGreaterThan(0);
     for (const r of guarded) {
-      const url = r.url.replace(/:([A-Za-z0-9_]+)/g, '00000000-0000-4000-8000-000000000000');
-      const res = await ctx.app.inject({ method: r.method as 'GET', url, ...(MUTATING_METHODS.has(r.method) ? { payload: {} } : {}) });
+      const res = await ctx.app.inject({ method: r.method as 'GET', url: concrete(r.url), ...(MUTATING_METHODS.has(r.method) ? { payload: {} } : {}) });
       expect(res.statusCode, label(r)).toBe(401);
     }
+  });
+});
+
+describe('Authentication rule 1: every /v1/ request but GET /v1/audit/verify carries a token', () => {
+  it('leaves no other /v1/ route public', () => {
+    const open = routes.filter((r) => r.url.startsWith('/v1/') && r.access?.public).map(label);
+    expect(open.sort()).toEqual([...PUBLIC_API].sort());
+  });
+
+  it('answers 401 on every other /v1/ route with no token, a malformed one, an unknown key or a revoked key', async () => {
+    const created = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'to revoke' } });
+    const revokedKey = created.json<{ id: string; secret: string }>();
+    const revoked = await ctx.app.inject({ method: 'DELETE', url: `/v1/apikeys/${revokedKey.id}`, headers: t.auth });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    const credentials: [string, Record<string, string>][] = [
+      ['none', {}],
+      ['not a bearer', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+      ['malformed', bearer('not-a-token')],
+      ['unknown key', bearer(`lt_${'x'.repeat(40)}`)],
+      ['revoked key', bearer(revokedKey.secret)],
+    ];
+    const api = routes.filter((r) => r.url.startsWith('/v1/') && !PUBLIC_API.has(label(r)));
+    expect(api.map(label)).toEqual(expect.arrayContaining(['GET /v1/deprecations', 'GET /v1/openapi.json']));
+    const wrong: string[] = [];
+    for (const r of api) {
+      for (const [name, headers] of credentials) {
+        const res = await ctx.app.inject({ method: r.method as 'GET', url: concrete(r.url), headers, ...(MUTATING_METHODS.has(r.method) ? { payload: {} } : {}) });
+        if (res.statusCode !== 401 || (r.method !== 'HEAD' && res.json().code !== 'unauthorized')) wrong.push(`${label(r)} (${name}): ${res.statusCode}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('leaves the audit verification open to anyone', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: `/v1/audit/verify?tenant_id=${t.tenantId}&date=2026-01-01` });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+});
+
+describe('Authentication rule 4: a write call with a scope-restricted key is 403 scope_forbidden', () => {
+  const writes = () => routes.filter((r) => MUTATING_METHODS.has(r.method) && !r.access?.readOnly && !r.access?.public);
+
+  it('on every POST, PUT, PATCH and DELETE route, whatever its roles, token kinds or plan, before the role check', async () => {
+    const seen = new Set(writes().map(label));
+    // The ones the role check used to answer first (owner-only deletes, DLQ resolution), among all others.
+    for (const known of [
+      'DELETE /v1/datasets/:id', 'DELETE /v1/eval-rules/:id', 'DELETE /v1/failure-rules/:id', 'DELETE /v1/llm-connections/:id',
+      'DELETE /v1/model-routes/:id', 'DELETE /v1/policies/:id', 'DELETE /v1/webhooks/:id', 'POST /v1/dlq/:id/retry', 'POST /v1/dlq/:id/discard',
+    ]) {
+      expect(seen, known).toContain(known);
+    }
+    const wrong: string[] = [];
+    for (const r of writes()) {
+      const res = await ctx.app.inject({ method: r.method as 'POST', url: concrete(r.url), headers: queryKey, payload: {} });
+      if (res.statusCode !== 403 || res.json().code !== 'scope_forbidden') wrong.push(`${label(r)}: ${res.statusCode} ${res.json().code}`);
+    }
+    expect(writes().length).toBeGreaterThan(50);
+    expect(wrong).toEqual([]);
+  });
+
+  it('and not on the read-only POST (semantic search is readable with a query key)', async () => {
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/search/spans', headers: queryKey, payload: {} });
+    expect(res.json().code).not.toBe('scope_forbidden');
+  });
+
+  it('as the OpenAPI document says: x-access scope write, scope_forbidden first among its 403s', async () => {
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: queryKey })).json() as {
+      paths: Record<string, Record<string, { 'x-access': { scope: string }; responses: Record<string, unknown> }>>;
+    };
+    const wrong: string[] = [];
+    for (const r of writes().filter((w) => !w.hidden)) {
+      const op = doc.paths[toOpenApiPath(r.url)]?.[r.method.toLowerCase()];
+      const codes = (JSON.stringify(op?.responses['403']).match(/"enum":\[([^\]]*)\]/)?.[1] ?? '').split(',');
+      if (op?.['x-access'].scope !== 'write' || codes[0] !== '"scope_forbidden"') wrong.push(`${label(r)}: ${op?.['x-access'].scope} ${codes.join(',')}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('still leaves the role check to unrestricted credentials: a member session deleting an eval rule is role_forbidden', async () => {
+    const member = bearer(await sessionToken(t.tenantId, 'member'));
+    const res = await ctx.app.inject({ method: 'DELETE', url: `/v1/eval-rules/${ZERO_ID}`, headers: member });
+    expect(res.statusCode).toBe(403);
+    expect(res.json().code).toBe('role_forbidden');
   });
 });
 

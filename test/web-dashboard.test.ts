@@ -41,8 +41,11 @@ describe('the dashboard served by the API (development)', () => {
     }
     const health = await get('/healthz', HTML);
     expect(health.json()).toEqual({ status: 'ok' });
-    const doc = await get('/v1/openapi.json', HTML);
+    const doc = await get('/v1/openapi.json', { ...HTML, ...(await createTenant(ctx.app)).auth });
     expect(doc.headers['content-type']).toMatch(/^application\/json/);
+    // The sign-in endpoints beside the pages answer JSON to a browser too; /auth/callback stays a page.
+    expect((await get('/auth/config', HTML)).headers['content-type']).toMatch(/^application\/json/);
+    expect((await get('/auth/callback?code=x', HTML)).body).toContain('<div id="root"></div>');
   });
 
   it('serves the hashed bundles for a year and answers a missing one with the JSON 404', async () => {
@@ -66,31 +69,39 @@ describe('the dashboard served by the API (development)', () => {
     expect(script).toContain('Minified React error');
   });
 
-  it('keeps the static routes out of the OpenAPI document and documents the sign-in endpoints', async () => {
-    const doc = (await get('/v1/openapi.json')).json() as { paths: Record<string, unknown> };
-    expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/v1/') && !['/healthz', '/readyz'].includes(p))).toEqual([]);
-    for (const p of ['/v1/auth/config', '/v1/auth/dev-tenants', '/v1/auth/dev-session']) expect(doc.paths[p], p).toBeDefined();
+  const openApi = async () => (await get('/v1/openapi.json', (await createTenant(ctx.app)).auth)).json();
+
+  it('keeps the static routes out of the OpenAPI document and documents the sign-in endpoints, outside /v1/', async () => {
+    const doc = (await openApi()) as { paths: Record<string, unknown> };
+    const signIn = ['/auth/config', '/auth/dev-tenants', '/auth/dev-session'];
+    const beside = ['/healthz', '/readyz', '/audit/public-key', ...signIn];
+    expect(Object.keys(doc.paths).filter((p) => !p.startsWith('/v1/') && !beside.includes(p))).toEqual([]);
+    for (const p of signIn) expect(doc.paths[p], p).toBeDefined();
+    for (const p of ['/v1/auth/config', '/v1/auth/dev-tenants', '/v1/auth/dev-session']) expect(doc.paths[p], p).toBeUndefined();
   });
 
   it('has client types (web/src/api) generated from this very document: run `npm run web:types` after changing the API', async () => {
-    const generated = await renderWebApi((await get('/v1/openapi.json')).json());
+    const generated = await renderWebApi(await openApi());
     expect(readFileSync(path.join(WEB_API_DIR, 'access.ts'), 'utf8')).toBe(generated.access);
     expect(readFileSync(path.join(WEB_API_DIR, 'schema.d.ts'), 'utf8') === generated.schema).toBe(true);
   });
 
-  it('says how to sign in: no identity provider configured, development sign-in on', async () => {
-    const res = await get('/v1/auth/config');
+  it('says how to sign in, without a credential and outside /v1/: no identity provider configured, development sign-in on', async () => {
+    const res = await get('/auth/config');
     expect(res.statusCode).toBe(200);
     expect(authConfig.parse(res.json())).toEqual({ oidc: null, dev_sign_in: true });
+    // Not under /v1/ any more, where every request but the audit verification carries a token
+    // (spec, Authentication rule 1): the old path is an unknown one.
+    expect((await get('/v1/auth/config')).statusCode).toBe(404);
   });
 
   it('mints a development session for a tenant and role, which the API then takes as that role', async () => {
     const t = await createTenant(ctx.app, 'team');
-    const tenants = devTenantList.parse((await get('/v1/auth/dev-tenants?limit=1000')).json());
+    const tenants = devTenantList.parse((await get('/auth/dev-tenants?limit=1000')).json());
     expect(tenants.tenants.map((x) => x.id)).toContain(t.tenantId);
     expect(tenants.tenants.find((x) => x.id === t.tenantId)?.plan).toBe('team');
 
-    const res = await ctx.app.inject({ method: 'POST', url: '/v1/auth/dev-session', payload: { tenant_id: t.tenantId, role: 'viewer' } });
+    const res = await ctx.app.inject({ method: 'POST', url: '/auth/dev-session', payload: { tenant_id: t.tenantId, role: 'viewer' } });
     expect(res.statusCode, res.body).toBe(201);
     const minted = devSession.parse(res.json());
     expect(Date.parse(minted.expires_at) - Date.now()).toBeGreaterThan(7 * 3600_000);
@@ -102,21 +113,21 @@ describe('the dashboard served by the API (development)', () => {
   it('pages the tenants with the keyset cursor', async () => {
     await createTenant(ctx.app);
     await createTenant(ctx.app);
-    const first = devTenantList.parse((await get('/v1/auth/dev-tenants?limit=1')).json());
+    const first = devTenantList.parse((await get('/auth/dev-tenants?limit=1')).json());
     expect(first.has_more).toBe(true);
-    const second = devTenantList.parse((await get(`/v1/auth/dev-tenants?limit=1&cursor=${first.next_cursor}`)).json());
+    const second = devTenantList.parse((await get(`/auth/dev-tenants?limit=1&cursor=${first.next_cursor}`)).json());
     expect(second.tenants[0]!.id < first.tenants[0]!.id).toBe(true);
   });
 
   it('refuses a development session for an unknown tenant (404) or a role that does not exist (400)', async () => {
     const unknown = await ctx.app.inject({
       method: 'POST',
-      url: '/v1/auth/dev-session',
+      url: '/auth/dev-session',
       payload: { tenant_id: '0192f000-0000-7000-8000-000000000000', role: 'owner' },
     });
     expect(unknown.statusCode).toBe(404);
     const t = await createTenant(ctx.app);
-    const badRole = await ctx.app.inject({ method: 'POST', url: '/v1/auth/dev-session', payload: { tenant_id: t.tenantId, role: 'admin' } });
+    const badRole = await ctx.app.inject({ method: 'POST', url: '/auth/dev-session', payload: { tenant_id: t.tenantId, role: 'admin' } });
     expect(badRole.statusCode).toBe(400);
   });
 });
@@ -135,18 +146,29 @@ describe.each([
   });
   afterAll(async () => ctx?.close());
 
-  it('is off: the config says so, and both development endpoints answer 404', async () => {
-    const config = authConfig.parse((await ctx.app.inject({ method: 'GET', url: '/v1/auth/config' })).json());
+  it('is off: the config says so, and the development routes are not there at all (404 like any unknown path)', async () => {
+    const config = authConfig.parse((await ctx.app.inject({ method: 'GET', url: '/auth/config' })).json());
     expect(config.dev_sign_in).toBe(false);
     if (env.AUTH_OIDC_ISSUER) {
       expect(config.oidc).toEqual({ issuer: env.AUTH_OIDC_ISSUER, client_id: 'looptrace-dashboard', scopes: 'openid profile email' });
     }
     const t = await createTenant(ctx.app);
-    const minted = await ctx.app.inject({ method: 'POST', url: '/v1/auth/dev-session', payload: { tenant_id: t.tenantId, role: 'owner' } });
-    expect(minted.statusCode).toBe(404);
-    expect(minted.json()).toMatchObject({ code: 'not_found' });
-    expect(minted.body).not.toContain('token');
-    expect((await ctx.app.inject({ method: 'GET', url: '/v1/auth/dev-tenants' })).statusCode).toBe(404);
+    for (const url of ['/auth/dev-session', '/v1/auth/dev-session']) {
+      expect(ctx.app.hasRoute({ method: 'POST', url }), url).toBe(false);
+      const minted = await ctx.app.inject({ method: 'POST', url, payload: { tenant_id: t.tenantId, role: 'owner' } });
+      expect(minted.statusCode, url).toBe(404);
+      expect(minted.json()).toMatchObject({ code: 'not_found' });
+      expect(minted.body).not.toContain('token');
+      // No validation runs first to give the route away: an empty body is the same 404.
+      const empty = await ctx.app.inject({ method: 'POST', url, payload: {} });
+      expect(empty.statusCode, url).toBe(404);
+      const unknown = await ctx.app.inject({ method: 'POST', url: '/auth/no-such-route', payload: {} });
+      expect({ ...empty.json(), request_id: null }, url).toEqual({ ...unknown.json(), error: expect.any(String), request_id: null });
+    }
+    expect(ctx.app.hasRoute({ method: 'GET', url: '/auth/dev-tenants' })).toBe(false);
+    expect((await ctx.app.inject({ method: 'GET', url: '/auth/dev-tenants' })).statusCode).toBe(404);
+    const doc = (await ctx.app.inject({ method: 'GET', url: '/v1/openapi.json', headers: t.auth })).json();
+    expect(Object.keys(doc.paths).filter((p) => p.includes('dev-'))).toEqual([]);
   });
 });
 

@@ -72,15 +72,21 @@ export function requireAuth(request: FastifyRequest): AuthContext {
   return request.auth;
 }
 
+/**
+ * The route's policy against the caller, in a fixed order that the OpenAPI document and the
+ * route-policy test rely on. The scope comes first: the spec answers every write with a
+ * scope-restricted key `403 scope_forbidden` (Authentication rule 4), whatever else the key could
+ * not do either (act as owner, act as a session); then the token kind, the role, the plan.
+ */
 export function enforceAccess(auth: AuthContext, policy: AccessPolicy): void {
+  if (policy.scope !== 'read' && auth.scopes.length > 0) {
+    throw new AppError(403, 'scope_forbidden', `key scopes [${auth.scopes.join(', ')}] do not allow this operation`);
+  }
   if (!policy.tokens.includes(auth.tokenKind)) {
     throw new AppError(403, 'session_required', 'this endpoint is dashboard-only and cannot be used with an API key');
   }
   if (!policy.roles.includes(auth.role)) {
     throw new AppError(403, 'role_forbidden', `the ${auth.role} role may not perform this operation`);
-  }
-  if (policy.scope !== 'read' && auth.scopes.length > 0) {
-    throw new AppError(403, 'scope_forbidden', `key scopes [${auth.scopes.join(', ')}] do not allow this operation`);
   }
   if (policy.plan && !planAtLeast(auth.plan, policy.plan)) {
     throw new AppError(policy.planDeniedStatus ?? 402, 'plan_upgrade_required', `requires the ${policy.plan} plan or above`, {

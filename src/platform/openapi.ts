@@ -117,9 +117,11 @@ export function routeErrorCodes(facts: RouteErrorFacts): Map<number, ErrorCode[]
   if (facts.validatesInput || takesBody) add('bad_request');
   if (!policy.public) {
     add('unauthorized');
+    // The 403s in the order enforceAccess checks them. A scoped key is refused on scope before
+    // anything else, so even a dashboard-only write answers it scope_forbidden.
+    if (policy.scope !== 'read') add('scope_forbidden');
     if (ANY_TOKEN.some((kind) => !policy.tokens.includes(kind))) add('session_required');
     if (ALL_ROLES.some((role) => !policy.roles.includes(role))) add('role_forbidden');
-    if (policy.scope !== 'read' && policy.tokens.includes('apikey')) add('scope_forbidden');
     if (policy.plan) add('plan_upgrade_required', policy.planDeniedStatus ?? ERROR_CODES.plan_upgrade_required.status);
     // A session's first sign-in provisions its member, refused when the plan's seats are taken.
     if (policy.tokens.includes('session')) add('seats_quota_exceeded');
@@ -245,7 +247,9 @@ export const openApiOptions: SwaggerOptions = {
         'Tracing, evaluation and improvement of LLM applications. Contract: spec/api-v1.md.\n\n' +
         'Every operation names its access policy in `x-access`: `{public: true}` for routes without a credential, ' +
         'otherwise `{tokens, roles, scope, plan, rate_bucket}` (`scope`: `read` is open to query-scoped API keys, `write` ' +
-        'and `admin` need an unrestricted key; `plan`: the lowest plan allowed, null when any). Every error body is the ' +
+        'and `admin` need an unrestricted key; `plan`: the lowest plan allowed, null when any). They are checked in this order: ' +
+        'credential (401), rate limit (429), scope (403 `scope_forbidden`), token kind (403 `session_required`), role ' +
+        '(403 `role_forbidden`), plan. Every error body is the ' +
         '`Error` schema; each error response lists the `code` values it can carry.',
     },
     components: {

@@ -46,7 +46,9 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   });
 
-  app.get('/v1/audit/public-key', {
+  // Published to anyone who verifies an anchor, so outside /v1/: every /v1/ request but the
+  // verification itself carries a token (spec, Authentication rule 1).
+  app.get('/audit/public-key', {
     config: { access: PUBLIC, errors: ['service_unavailable'] },
     schema: { tags: ['audit'], summary: 'The Ed25519 public key that signs audit anchors (no credential)', response: { 200: publicKeyView } },
     handler: async () => audit.publicKey(),

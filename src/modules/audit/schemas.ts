@@ -65,7 +65,7 @@ export const auditAnchorView = z
     anchored_at: isoDate.nullable(),
     hash_matches: z.boolean().optional().describe('present only when expected_head_hash was supplied'),
     signature: z.string().nullable().describe('base64 Ed25519 signature over the manifest stored at s3_key'),
-    key_id: z.string().nullable().describe('id of the signing key, see GET /v1/audit/public-key'),
+    key_id: z.string().nullable().describe('id of the signing key, see GET /audit/public-key'),
   })
   .describe('AuditAnchor');
 export type AuditAnchorView = z.infer<typeof auditAnchorView>;

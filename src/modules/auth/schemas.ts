@@ -13,7 +13,7 @@ export const authConfig = z
       })
       .nullable()
       .describe('OpenID Connect sign-in (authorization code + PKCE); null when the operator configured none'),
-    dev_sign_in: z.boolean().describe('whether POST /v1/auth/dev-session mints development sessions here'),
+    dev_sign_in: z.boolean().describe('whether POST /auth/dev-session mints development sessions here'),
   })
   .describe('AuthConfig');
 

@@ -7,7 +7,7 @@ import type { DevSessionRequest } from './schemas.js';
 /** How long a development session lasts: a working day, then the dashboard asks again. */
 const DEV_SESSION_TTL_SECONDS = 8 * 60 * 60;
 
-/** A 404, as for a route that does not exist: production does not advertise the development sign-in. */
+/** The routes are not registered where it is off; this guards the service itself, a 404 all the same. */
 const devSignInOff = () =>
   new AppError(404, 'not_found', 'development sign-in is off (production, or sessions come from an identity provider)');
 
@@ -17,6 +17,11 @@ export class DashboardSignIn {
     private readonly auth: Config['auth'],
     private readonly tenants: TenantService,
   ) {}
+
+  /** Outside production, where the server verifies HS256 sessions it can mint (config.auth.devSessions). */
+  get devSignInOn(): boolean {
+    return this.auth.devSessions;
+  }
 
   settings() {
     const { oidc, devSessions } = this.auth;

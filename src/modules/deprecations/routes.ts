@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { PUBLIC } from '../../platform/access.js';
+import { ALL_ROLES, ANY_TOKEN, type AccessPolicy } from '../../platform/access.js';
 import { DEPRECATIONS, type Deprecation } from '../../platform/deprecations.js';
 import { deprecationList } from './schemas.js';
 
@@ -10,10 +10,14 @@ const POLICY =
 
 const toView = ({ route, ...d }: Deprecation) => ({ ...d, path: route.replace(/:(\w+)/g, '{$1}') });
 
+// Any valid credential, whatever its role or scope (a query key must see what will stop working):
+// every /v1/ request but the audit verification carries a token (spec, Authentication rule 1).
+const anyCaller: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read' };
+
 export const deprecationRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/v1/deprecations', {
-    config: { access: PUBLIC },
-    schema: { tags: ['deprecations'], summary: 'Deprecated endpoints and parameters with their dates (no credential)', response: { 200: deprecationList } },
+    config: { access: anyCaller },
+    schema: { tags: ['deprecations'], summary: 'Deprecated endpoints and parameters with their dates (any credential)', response: { 200: deprecationList } },
     handler: async () => ({ deprecations: DEPRECATIONS.map(toView), policy: POLICY }),
   });
 };

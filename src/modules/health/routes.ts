@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { PUBLIC } from '../../platform/access.js';
+import { ALL_ROLES, ANY_TOKEN, PUBLIC } from '../../platform/access.js';
 import { metricsRegistry } from '../../platform/metrics.js';
 import type { AppDeps } from '../../app.js';
 
@@ -73,8 +73,10 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
     });
 
+    // Under /v1/, so it takes a credential like every API request but the audit verification
+    // (spec, Authentication rule 1): any token, role and scope.
     app.get('/v1/openapi.json', {
-      config: { access: PUBLIC },
+      config: { access: { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read' } },
       schema: { tags: ['operations'], hide: true },
       handler: async () => app.swagger(),
     });

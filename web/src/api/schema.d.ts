@@ -338,8 +338,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -348,7 +348,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -650,8 +650,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -660,7 +660,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -823,8 +823,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -833,7 +833,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -1012,8 +1012,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -1022,7 +1022,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -1303,8 +1303,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -1313,7 +1313,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -1505,8 +1505,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -1515,7 +1515,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -1907,7 +1907,7 @@ export interface paths {
                             hash_matches?: boolean;
                             /** @description base64 Ed25519 signature over the manifest stored at s3_key */
                             signature: string | null;
-                            /** @description id of the signing key, see GET /v1/audit/public-key */
+                            /** @description id of the signing key, see GET /audit/public-key */
                             key_id: string | null;
                         };
                     };
@@ -1958,7 +1958,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/audit/public-key": {
+    "/audit/public-key": {
         parameters: {
             query?: never;
             header?: never;
@@ -2154,8 +2154,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  *     - `error.project.archived`: The target project, or the key's own project, is archived: ingest is refused until it is unarchived.
                  */
                 403: {
@@ -2165,7 +2165,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden" | "error.project.archived";
+                            code?: "scope_forbidden" | "role_forbidden" | "error.project.archived";
                         };
                     };
                 };
@@ -2401,8 +2401,8 @@ export interface paths {
                 };
                 /**
                  * @description IngestBatchFailure, or the shared Error body with one of:
-                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -2422,7 +2422,7 @@ export interface paths {
                             }[];
                         } | (components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         });
                     };
                 };
@@ -3322,8 +3322,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -3332,7 +3332,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -3534,8 +3534,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -3544,7 +3544,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -3896,8 +3896,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -3906,7 +3906,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -4357,8 +4357,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -4367,7 +4367,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -4555,8 +4555,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -4565,7 +4565,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -4668,7 +4668,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Deprecated endpoints and parameters with their dates (no credential) */
+        /** Deprecated endpoints and parameters with their dates (any credential) */
         get: {
             parameters: {
                 query?: never;
@@ -4711,6 +4711,42 @@ export interface paths {
                         };
                     };
                 };
+                /** @description - `unauthorized`: No credential, or one that is malformed, expired, revoked or unknown. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description - `seats_quota_exceeded`: The plan's seats (active and invited members; Starter: 3) are all taken: an invitation, or a first sign-in without one, is refused; `required_plan` names a plan with more. */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "seats_quota_exceeded";
+                        };
+                    };
+                };
+                /** @description - `rate_limited`: The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
                 /** @description - `internal_error`: An unexpected failure; it is logged and its message is not shown. */
                 500: {
                     headers: {
@@ -4720,6 +4756,18 @@ export interface paths {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description - `service_unavailable`: A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "service_unavailable";
                         };
                     };
                 };
@@ -5154,7 +5202,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -5164,7 +5213,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -5461,7 +5510,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -5471,7 +5521,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -5636,7 +5686,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -5646,7 +5697,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -5775,6 +5826,8 @@ export interface paths {
                              * @enum {string}
                              */
                             preset: "exact_match" | "contains" | "regex" | "json_valid" | "json_schema" | "levenshtein" | "length_between";
+                            /** @description ignored: a check has no template */
+                            prompt?: string;
                             /** @description the check's parameters (docs/api-decisions.md, Evaluations) */
                             params?: {
                                 [key: string]: unknown;
@@ -5838,8 +5891,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -5848,7 +5901,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -6631,6 +6684,8 @@ export interface paths {
                              * @enum {string}
                              */
                             preset: "exact_match" | "contains" | "regex" | "json_valid" | "json_schema" | "levenshtein" | "length_between";
+                            /** @description ignored: a check has no template */
+                            prompt?: string;
                             /** @description the check's parameters (docs/api-decisions.md, Evaluations) */
                             params?: {
                                 [key: string]: unknown;
@@ -6721,8 +6776,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -6731,7 +6786,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -7028,8 +7083,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -7038,7 +7093,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -7182,6 +7237,8 @@ export interface paths {
                              * @enum {string}
                              */
                             preset: "exact_match" | "contains" | "regex" | "json_valid" | "json_schema" | "levenshtein" | "length_between";
+                            /** @description ignored: a check has no template */
+                            prompt?: string;
                             /** @description the check's parameters (docs/api-decisions.md, Evaluations) */
                             params?: {
                                 [key: string]: unknown;
@@ -7269,8 +7326,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -7279,7 +7336,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -7716,8 +7773,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -7726,7 +7783,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -7993,8 +8050,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -8003,7 +8060,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -8339,8 +8396,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -8349,7 +8406,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -8512,8 +8569,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -8522,7 +8579,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -8685,8 +8742,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -8695,7 +8752,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -9159,8 +9216,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -9169,7 +9226,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -9848,8 +9905,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  *     - `error.project.archived`: The target project, or the key's own project, is archived: ingest is refused until it is unarchived.
                  */
                 403: {
@@ -9859,7 +9916,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden" | "error.project.archived";
+                            code?: "scope_forbidden" | "role_forbidden" | "error.project.archived";
                         };
                     };
                 };
@@ -10491,7 +10548,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -10501,7 +10559,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -10663,7 +10721,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -10673,7 +10732,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -10852,7 +10911,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -10862,7 +10922,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -11360,8 +11420,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -11370,7 +11430,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -11506,8 +11566,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -11516,7 +11576,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -11825,8 +11885,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -11835,7 +11895,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -12123,8 +12183,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -12133,7 +12193,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -12440,8 +12500,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -12450,7 +12510,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -12738,8 +12798,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -12748,7 +12808,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -12915,8 +12975,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -12925,7 +12985,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -13095,8 +13155,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  *     - `plan_upgrade_required`: The tenant's plan is below `required_plan`.
                  */
                 403: {
@@ -13106,7 +13166,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden" | "plan_upgrade_required";
+                            code?: "scope_forbidden" | "role_forbidden" | "plan_upgrade_required";
                         };
                     };
                 };
@@ -13591,8 +13651,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -13601,7 +13661,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -13884,8 +13944,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -13894,7 +13954,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -14074,8 +14134,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -14084,7 +14144,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -15189,8 +15249,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -15199,7 +15259,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -15526,8 +15586,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -15536,7 +15596,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -15829,8 +15889,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -15839,7 +15899,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -16018,8 +16078,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -16028,7 +16088,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -16378,8 +16438,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -16388,7 +16448,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -16682,8 +16742,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -16692,7 +16752,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -16898,8 +16958,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -16908,7 +16968,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -17649,7 +17709,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -17659,7 +17720,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -17867,7 +17928,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -17877,7 +17939,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -18337,8 +18399,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -18347,7 +18409,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -18555,8 +18617,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `role_forbidden`: The caller's role may not perform this operation.
-                 *     - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
                     headers: {
@@ -18565,7 +18627,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "role_forbidden" | "scope_forbidden";
+                            code?: "scope_forbidden" | "role_forbidden";
                         };
                     };
                 };
@@ -19282,7 +19344,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -19292,7 +19355,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -19727,7 +19790,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -19737,7 +19801,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -19963,7 +20027,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -19973,7 +20038,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -20206,7 +20271,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -20216,7 +20282,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -20414,7 +20480,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -20424,7 +20491,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -20574,7 +20641,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -20584,7 +20652,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -20762,7 +20830,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -20772,7 +20841,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -20893,7 +20962,8 @@ export interface paths {
                     };
                 };
                 /**
-                 * @description - `session_required`: Dashboard-only: needs a session token; API keys are refused.
+                 * @description - `scope_forbidden`: The API key's scopes do not allow this operation.
+                 *     - `session_required`: Dashboard-only: needs a session token; API keys are refused.
                  *     - `role_forbidden`: The caller's role may not perform this operation.
                  */
                 403: {
@@ -20903,7 +20973,7 @@ export interface paths {
                     content: {
                         "application/json": components["schemas"]["Error"] & {
                             /** @enum {unknown} */
-                            code?: "session_required" | "role_forbidden";
+                            code?: "scope_forbidden" | "session_required" | "role_forbidden";
                         };
                     };
                 };
@@ -20992,7 +21062,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/auth/config": {
+    "/auth/config": {
         parameters: {
             query?: never;
             header?: never;
@@ -21024,7 +21094,7 @@ export interface paths {
                                 /** @description space-separated, asked for at sign-in */
                                 scopes: string;
                             } | null;
-                            /** @description whether POST /v1/auth/dev-session mints development sessions here */
+                            /** @description whether POST /auth/dev-session mints development sessions here */
                             dev_sign_in: boolean;
                         };
                     };
@@ -21051,7 +21121,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/auth/dev-tenants": {
+    "/auth/dev-tenants": {
         parameters: {
             query?: never;
             header?: never;
@@ -21060,7 +21130,7 @@ export interface paths {
         };
         /**
          * Development sign-in: every tenant, newest first, to pick one from
-         * @description Outside production only, and only where session tokens are verified with AUTH_JWT_SECRET (no AUTH_JWKS_URL); otherwise 404.
+         * @description Exists outside production only, and only where session tokens are verified with AUTH_JWT_SECRET (no AUTH_JWKS_URL).
          */
         get: {
             parameters: {
@@ -21108,18 +21178,6 @@ export interface paths {
                         };
                     };
                 };
-                /** @description - `not_found`: No such resource in the caller's tenant (another tenant's is not found either). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"] & {
-                            /** @enum {unknown} */
-                            code?: "not_found";
-                        };
-                    };
-                };
                 /** @description - `internal_error`: An unexpected failure; it is logged and its message is not shown. */
                 500: {
                     headers: {
@@ -21142,7 +21200,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/auth/dev-session": {
+    "/auth/dev-session": {
         parameters: {
             query?: never;
             header?: never;
@@ -21153,7 +21211,7 @@ export interface paths {
         put?: never;
         /**
          * Development sign-in: a session token for a tenant and role, signed with the development secret
-         * @description Outside production only, and only where session tokens are verified with AUTH_JWT_SECRET (no AUTH_JWKS_URL); otherwise 404, as is an unknown tenant. The token lasts 8 hours; its subject is dev-<role>.
+         * @description Exists outside production only, and only where session tokens are verified with AUTH_JWT_SECRET (no AUTH_JWKS_URL). An unknown tenant is 404. The token lasts 8 hours; its subject is dev-<role>.
          */
         post: {
             parameters: {

@@ -9,7 +9,7 @@ import { session } from './session';
 let exchange: { search: string; done: Promise<string> } | undefined;
 
 async function completeSignIn(): Promise<string> {
-  const config = await unwrap(api.GET('/v1/auth/config'));
+  const config = await unwrap(api.GET('/auth/config'));
   if (!config.oidc) throw new Error('single sign-on is not configured on this server');
   const { session: signedIn, next } = await finishOidcSignIn(config.oidc);
   session.start(signedIn);

@@ -13,7 +13,7 @@ export function SignInPage() {
   const { session: current, notice } = useSessionState();
   const [params] = useSearchParams();
   const next = safeNext(params.get('next'));
-  const config = useApi('auth-config', (signal) => unwrap(api.GET('/v1/auth/config', { signal })));
+  const config = useApi('auth-config', (signal) => unwrap(api.GET('/auth/config', { signal })));
   if (current) return <Navigate to={next} replace />;
   return (
     <main className="sign-in">
@@ -59,14 +59,14 @@ function OidcSignIn({ config, next }: { config: OidcConfig; next: string }) {
 
 function DevSignIn({ next }: { next: string }) {
   const navigate = useNavigate();
-  const tenants = useApi('dev-tenants', (signal) => unwrap(api.GET('/v1/auth/dev-tenants', { params: { query: { limit: 100 } }, signal })));
+  const tenants = useApi('dev-tenants', (signal) => unwrap(api.GET('/auth/dev-tenants', { params: { query: { limit: 100 } }, signal })));
   const [error, setError] = useState<unknown>();
   const submit = async (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const body = { tenant_id: String(form.get('tenant')), role: String(form.get('role')) as Role };
     try {
-      const minted = await unwrap(api.POST('/v1/auth/dev-session', { body }));
+      const minted = await unwrap(api.POST('/auth/dev-session', { body }));
       session.start({ token: minted.token, via: 'dev', expiresAt: Date.parse(minted.expires_at) });
       navigate(next, { replace: true });
     } catch (err) {

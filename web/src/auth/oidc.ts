@@ -1,7 +1,7 @@
 import type { Ok } from '../api/client';
 import { safeNext, type Session } from './session';
 
-export type OidcConfig = NonNullable<Ok<'/v1/auth/config'>['oidc']>;
+export type OidcConfig = NonNullable<Ok<'/auth/config'>['oidc']>;
 
 // oidc-client-ts is loaded only on the way in and out of the identity provider, not with every page.
 async function userManager(config: OidcConfig) {

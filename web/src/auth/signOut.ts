@@ -8,7 +8,7 @@ import { session } from './session';
  */
 export async function signOut(notice: string | null): Promise<void> {
   const current = session.current();
-  const oidc = current?.via === 'oidc' ? await unwrap(api.GET('/v1/auth/config')).then((c) => c.oidc, () => null) : null;
+  const oidc = current?.via === 'oidc' ? await unwrap(api.GET('/auth/config')).then((c) => c.oidc, () => null) : null;
   session.end(notice);
   if (oidc && current) await endProviderSession(oidc, current.token).catch(() => false);
 }
