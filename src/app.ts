@@ -7,10 +7,11 @@ import { registerAccessControl } from './platform/access.js';
 import { registerAuditTrail } from './platform/audit/hook.js';
 import { registerDeprecationHeaders } from './platform/deprecations.js';
 import { Authenticator } from './platform/auth.js';
-import { registerErrorHandling } from './platform/http-errors.js';
+import { frameworkErrorHandler, registerErrorHandling } from './platform/http-errors.js';
 import { newId } from './platform/ids.js';
 import { registerJsonBodyParser } from './platform/json-body.js';
 import { registerResponseDeadline } from './platform/response-deadline.js';
+import { registerTextInputGuard } from './platform/text-input.js';
 import { openApiOptions } from './platform/openapi.js';
 import { addQueueDepthSource, httpRequestDuration } from './platform/metrics.js';
 import { RateLimiter } from './platform/ratelimit.js';
@@ -55,6 +56,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logger: deps.logger ?? { level: deps.config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: true,
+    // A broken percent-escape in the path, or an overlong path parameter, answered in our error body.
+    frameworkErrors: frameworkErrorHandler,
     // Log lines name the request the way responses do (X-Request-Id, error bodies' request_id).
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     // Keep a caller's correlation id when it is safe to echo; otherwise mint a time-ordered one.
@@ -70,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app);
   registerResponseDeadline(app, deps.config.responseDeadlineMs);
   registerJsonBodyParser(app);
+  registerTextInputGuard(app);
   registerDeprecationHeaders(app);
 
   app.addHook('onRequest', async (request, reply) => {

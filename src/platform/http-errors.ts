@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { AppError, unavailable } from './errors.js';
-import { storeOutage, type StoreOutage } from './store-errors.js';
+import { isUnstorableText, storeOutage, type StoreOutage } from './store-errors.js';
 
 export interface FieldProblem {
   path: string;
@@ -63,17 +63,42 @@ const STORE_RETRY_AFTER_SECONDS = 2;
 
 /**
  * Maps Fastify's own errors (parser, limits) onto our codes; a store that did not answer becomes
- * a retryable 503 (the one place store errors are classified); anything unknown is a hidden 500.
+ * a retryable 503 and a store refusing text as unstorable a 400 (the one place store errors are
+ * classified); anything unknown is a hidden 500.
  */
 function fromFastifyError(error: FastifyError, request: FastifyRequest, outage: StoreOutage | undefined): AppError {
   if (error instanceof AppError) return error;
   if (outage) return unavailable('a backing store is unavailable; retry later', STORE_RETRY_AFTER_SECONDS);
   if (error.validation) return validationError(error, request);
+  if (isUnstorableText(error)) {
+    return new AppError(400, 'bad_request', 'a text value contains NUL characters or unpaired UTF-16 surrogates, which cannot be stored');
+  }
   const status = error.statusCode ?? 500;
   if (status === 413) return new AppError(413, 'payload_too_large', 'request body exceeds the size limit');
   if (status === 415) return new AppError(415, 'unsupported_media_type', error.message);
   if (status >= 400 && status < 500) return new AppError(status, 'bad_request', error.message);
   return new AppError(500, 'internal_error', 'internal server error');
+}
+
+/**
+ * Errors the router raises before a request reaches a route (Fastify's `frameworkErrors` option),
+ * in the same body as every other error rather than Fastify's own: a path with a broken
+ * percent-escape (`/v1/prompts/%E0%A4%A`), a path parameter over the router's length limit.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const appError =
+    error.code === 'FST_ERR_BAD_URL'
+      ? new AppError(400, 'bad_request', 'the path is not a valid URL: a % must start a %XX escape of UTF-8 bytes')
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new AppError(400, 'bad_request', 'a path parameter is longer than the router accepts')
+        : new AppError(500, 'internal_error', 'internal server error');
+  if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+  else request.log.warn({ code: appError.code, status: appError.status }, appError.message);
+  void reply
+    .status(appError.status)
+    .header('x-request-id', request.id)
+    .type('application/json')
+    .send(JSON.stringify({ error: appError.message, code: appError.code, request_id: request.id }));
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

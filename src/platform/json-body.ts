@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError } from './errors.js';
+import { isAcceptedText, refuseUnacceptedText, replaceUnpairedSurrogates } from './text-input.js';
 
 /**
  * Deepest `{`/`[` nesting a JSON request body may have. Schemas, transforms, JSON.stringify and
@@ -32,10 +33,30 @@ export function nestingExceeds(value: unknown, max: number): boolean {
 }
 
 /**
- * Parses a JSON body the way Fastify itself does (secure-json-parse: prototype-poisoning keys are
- * refused), then applies the nesting cap; every refusal is a 400 that says what is wrong.
+ * What a JSON body may carry as text (text-input.ts). `refuse`: NUL or an unpaired UTF-16 surrogate
+ * in any key or string is a 400 naming its path. `telemetry`: unpaired surrogates become U+FFFD
+ * and NUL is kept (for OTLP, whose spans go to ClickHouse, which stores NUL): the default, which
+ * is what the OTLP parser (ingest/otlp/body.ts) gets.
  */
-export function parseJsonBody(text: string): unknown {
+export type JsonText = 'refuse' | 'telemetry';
+
+/**
+ * In valid JSON text, NUL and unpaired surrogates of the parsed value are `\u` escapes, or (only
+ * in text that was not decoded from UTF-8) raw unpaired surrogates; a raw NUL is invalid JSON.
+ * Bodies with neither, nearly all of them, skip the walk over every key and string. A match may be
+ * a false alarm (a surrogate pair, an escaped backslash before `u0000`): the walk decides.
+ */
+const NUL_OR_SURROGATE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const mayHoldNulOrSurrogate = (text: string) => NUL_OR_SURROGATE_ESCAPE.test(text) || !isAcceptedText(text);
+const mayHoldSurrogate = (text: string) => SURROGATE_ESCAPE.test(text) || !isAcceptedText(text);
+
+/**
+ * Parses a JSON body the way Fastify itself does (secure-json-parse: prototype-poisoning keys are
+ * refused), then applies the nesting cap and the `text` rule; every refusal is a 400 that says
+ * what is wrong.
+ */
+export function parseJsonBody(text: string, options: { text?: JsonText } = {}): unknown {
   let value: unknown;
   try {
     value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
@@ -48,12 +69,15 @@ export function parseJsonBody(text: string): unknown {
     );
   }
   if (nestingExceeds(value, MAX_JSON_DEPTH)) throw new AppError(400, 'bad_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if ((options.text ?? 'telemetry') === 'telemetry') return mayHoldSurrogate(text) ? replaceUnpairedSurrogates(value) : value;
+  if (mayHoldNulOrSurrogate(text)) refuseUnacceptedText(value, 'body');
   return value;
 }
 
 /**
  * The application/json parser of every route. An empty body is no body: clients that always send
- * `Content-Type: application/json` can still call body-less operations such as archive.
+ * `Content-Type: application/json` can still call body-less operations such as archive. NUL and
+ * unpaired surrogates are refused in every body, POST /v1/ingest included (docs/api-decisions.md).
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -61,7 +85,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     const text = typeof body === 'string' ? body : body.toString('utf8'); // parseAs 'string' gives a string
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, parseJsonBody(text));
+      done(null, parseJsonBody(text, { text: 'refuse' }));
     } catch (err) {
       done(err as AppError, undefined);
     }

@@ -112,3 +112,31 @@ export function storeOutage(err: unknown): StoreOutage | undefined {
 export function isStoreUnavailable(err: unknown): boolean {
   return storeOutage(err) !== undefined;
 }
+
+// Postgres refusing a value as text, not failing: NUL in a text parameter ("invalid byte sequence
+// for encoding UTF8: 0x00", 22021 character_not_in_repertoire), \u0000 in jsonb ("unsupported
+// Unicode escape sequence", 22P05 untranslatable_character), and an unpaired surrogate escape in
+// json text (22P02 invalid_text_representation, "Unicode low surrogate must follow a high
+// surrogate"; other 22P02s, such as a malformed uuid, are our bugs and stay 500s).
+const POSTGRES_TEXT_STATES = new Set(['22021', '22P05']);
+const POSTGRES_UNICODE_MESSAGE = /unicode|surrogate/i;
+
+function refusesText(err: Error): boolean {
+  const { code, detail } = err as { code?: unknown; detail?: unknown };
+  if (err.name !== 'PostgresError' || typeof code !== 'string') return false;
+  if (POSTGRES_TEXT_STATES.has(code)) return true;
+  return code === '22P02' && POSTGRES_UNICODE_MESSAGE.test(`${err.message} ${typeof detail === 'string' ? detail : ''}`);
+}
+
+/**
+ * Whether `err` is Postgres refusing text it cannot hold (NUL, an unpaired UTF-16 surrogate): the
+ * client's input, not a failure. The edge refuses such text before it reaches a store
+ * (text-input.ts); this is the second line for text that reaches one by another way. Walks `cause`
+ * chains like storeOutage.
+ */
+export function isUnstorableText(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth <= MAX_DEPTH; e = e.cause, depth++) {
+    if (refusesText(e)) return true;
+  }
+  return false;
+}
