@@ -188,8 +188,19 @@ describe('control loop against the fake OpenAI-compatible provider', () => {
       embedding_similarity: expect.any(Number),
       eval_deltas: [{ metric_name: 'mentions_echo', original_score: 0, remediated_score: 1, delta: 1 }],
     });
-    // The remediation passed: the chain ends without another action.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // The remediation passed: once the settler has judged it (its pass run here until it has), the
+    // chain ends without another action. A failed one would have its successor created in that pass.
+    const judged = await pollUntil(
+      async () => {
+        await ctx.app.services.controlSettler.pass();
+        const [row] = await ctx.stores.sql<{ settled_at: Date | null; metadata: Record<string, unknown> }[]>`
+          select settled_at, metadata from control_actions where id = ${waiting!.id}`;
+        return row!;
+      },
+      (row) => row.settled_at !== null,
+      300,
+    );
+    expect(judged.metadata).toMatchObject({ outcome: 'succeeded', regressions: 0 });
     expect((await actionsOf(t, held.id)).map((a) => a.status)).toEqual(['executed']);
 
     const [other] = await waitForActions(t, dropped.id, (a) => a.length === 1);

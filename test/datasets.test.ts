@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { DatasetExport } from '../src/modules/datasets/export.js';
 import { addedItems, dataset, datasetList, evalRun, itemList, runDetail, runList, type DatasetItem } from '../src/modules/datasets/schemas.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';
@@ -214,19 +216,27 @@ describe('dataset export', () => {
         where datname = current_database() and pid <> pg_backend_pid() and state <> 'idle' and query like '%from dataset_items%'`;
       return row!.n;
     };
+    // The stream the export writes into, as the route got it.
+    const opened = vi.spyOn(ctx.app.services.datasets, 'export');
     const address = await ctx.app.listen({ port: 0, host: '127.0.0.1' });
     const aborted = new AbortController();
     try {
       const res = await fetch(`${address}/v1/datasets/${id}/export`, { headers: tenant.auth, signal: aborted.signal });
       expect([res.status, res.headers.get('x-service-truncated')]).toEqual([200, 'false']);
       expect((await res.body!.getReader().read()).value!.length).toBeGreaterThan(0);
-      // Not reading: the server waits for the client with its cursor open, the rest still unread
-      // (at full speed the whole export takes well under a second).
-      expect(await pollUntil(openExports, (n) => n === 1)).toBe(1);
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
-      expect(await openExports()).toBe(1);
+      const body = (await opened.mock.results[0]!.value as DatasetExport).body as PassThrough;
+      // Not reading: the export fills what the connection buffers, then stops and waits for the
+      // client to take more ('drain', which only reading brings), its cursor and transaction open.
+      // An export that ignored the client would never wait for 'drain': it would push all 200,000
+      // rows into memory and end its transaction.
+      const parked = await pollUntil(
+        async () => ({ awaitingDrain: body.writableNeedDrain && body.listenerCount('drain') > 0, ended: body.writableEnded, open: await openExports() }),
+        (state) => state.awaitingDrain,
+      );
+      expect(parked).toEqual({ awaitingDrain: true, ended: false, open: 1 });
     } finally {
       aborted.abort();
+      opened.mockRestore();
     }
     expect(await pollUntil(openExports, (n) => n === 0)).toBe(0);
   });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';
 import { getJson, ingestTraces, listAll } from './helpers/trace-api.js';
-import { pollUntil, startAppWithWorkers } from './helpers/workers.js';
+import { drainOutbox, pollUntil, startAppWithWorkers } from './helpers/workers.js';
 import { anOtlpRequest, anOtlpSpan, otelTraceId } from './builders/otlp.js';
 import { aTrace } from './builders/traces.js';
 
@@ -143,10 +143,12 @@ describe('online evaluation', () => {
     const wrongName = aTrace({ name: 'search', output: 'Paris' });
     const wrongProject = aTrace({ name: 'checkout', output: 'Paris', project_id: other.id });
     await ingestTraces(ctx.app, t, [matching, wrongName, wrongProject]);
-    const evals = await pollUntil(() => evaluationsOf(t, rule.id), (e) => e.length >= 1 && e.every((x) => x.status === 'completed'), 300, 100);
-    // Give the drain a few more passes to (wrongly) pick up the others.
-    await new Promise((resolve) => setTimeout(resolve, 4_500));
-    expect((await evaluationsOf(t, rule.id)).map((e) => e.trace_id)).toEqual([matching.id]);
+    await pollUntil(() => evaluationsOf(t, rule.id), (e) => e.length >= 1, 300, 100);
+    // Every candidate of the tenant looked at (here or by the scheduled job): an evaluation is created
+    // in the transaction that drops its candidate, so no other of these traces can be scored later.
+    await drainOutbox(ctx, 'eval_candidates', t.tenantId, () => ctx.app.services.onlineEvals.drain());
+    const evals = await pollUntil(() => evaluationsOf(t, rule.id), (e) => e.every((x) => x.status === 'completed'), 300, 100);
+    expect(evals.map((e) => e.trace_id)).toEqual([matching.id]);
     expect(evals[0]!.score).toBe(1);
   });
 });

@@ -15,6 +15,8 @@ export interface FakeRequest {
   path: string;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /** Settles when the exchange is over: `abandoned` when the client closed it before the answer (a client-side time-out). */
+  outcome: Promise<'answered' | 'abandoned'>;
 }
 
 interface Turn {
@@ -169,13 +171,14 @@ export async function startFakeLlm(): Promise<FakeLlm> {
   }
 
   const server = createServer((req, res) => {
+    const outcome = new Promise<'answered' | 'abandoned'>((resolve) => res.on('close', () => resolve(res.writableFinished ? 'answered' : 'abandoned')));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const path = (req.url ?? '/').split('?')[0]!;
       const body: unknown = raw ? JSON.parse(raw) : undefined;
-      fake.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body });
+      fake.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, outcome });
       const vendor: Vendor = path === '/v1/messages' ? 'anthropic' : 'openai';
       const behaviour = queue.shift();
 

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { Queue } from 'bullmq';
 import type { QueueName } from '../../src/jobs/queues.js';
 import { startWorkers, type Workers } from '../../src/jobs/workers.js';
@@ -47,38 +48,31 @@ export async function startAppWithWorkers(queues?: readonly QueueName[]): Promis
   };
 }
 
-/** Polls `probe` until `done` holds, at most `tries` times; returns the last value either way. */
-export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, tries = 150, intervalMs = 100): Promise<T> {
+/**
+ * Polls `probe` until `done` holds, at most `tries` times `intervalMs` apart, and returns the value
+ * that satisfied it. Never returns otherwise: when `done` still does not hold after the last try it
+ * throws, naming the condition and the last value seen (and `context()`, e.g. a server's log), so a
+ * wait that timed out fails where it timed out instead of letting a later assertion pass or mislead.
+ */
+export async function pollUntil<T>(
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  tries = 150,
+  intervalMs = 100,
+  context?: () => string,
+): Promise<T> {
   let value = await probe();
-  for (let i = 1; i < tries && !done(value); i++) {
+  for (let i = 1; !done(value); i++) {
+    if (i >= tries) {
+      const last = inspect(value, { depth: 4, maxArrayLength: 20, maxStringLength: 300, breakLength: Infinity }).slice(0, 2_000);
+      throw new Error(
+        `pollUntil: ${String(done)} still false after ${tries} tries ${intervalMs} ms apart (about ${Math.round((tries * intervalMs) / 1000)} s); last value: ${last}${context ? `\n${context()}` : ''}`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
     value = await probe();
   }
   return value;
-}
-
-const UNFINISHED_STATES = ['waiting', 'delayed', 'prioritized', 'active', 'waiting-children'] as const;
-
-/**
- * Waits until every job added so far to a (non-repeatable) queue of this test process has run:
- * none waiting, delayed (a retry's backoff included), prioritized or active. Throws after
- * `timeoutMs`, with the counts. A repeatable queue always has its next run delayed: for those, run
- * the job's own work directly (e.g. `services.failureDetector.drain()`) instead.
- */
-export async function queueDrained(ctx: TestContext, name: QueueName, timeoutMs = 30_000): Promise<void> {
-  const { redisUrl, redisPrefix } = ctx.stores.config;
-  const queue = new Queue(name, { connection: { url: redisUrl }, prefix: redisPrefix });
-  try {
-    await pollUntil(
-      () => queue.getJobCounts(...UNFINISHED_STATES),
-      (counts) => Object.values(counts).every((n) => n === 0),
-      Math.ceil(timeoutMs / 50),
-      50,
-      () => `queue ${name} (prefix ${redisPrefix}) still has unfinished jobs`,
-    );
-  } finally {
-    await queue.close();
-  }
 }
 
 /**
