@@ -217,7 +217,7 @@ describe('operations endpoints', () => {
     expect(text).toMatch(/^store_call_duration_seconds_count\{store="postgres",op="[^"]+"\} [1-9]/m);
     expect(text).toMatch(/^store_call_duration_seconds_count\{store="redis",op="ratelimit.hit"\} [1-9]/m);
     // Queue depths are read from Redis at scrape time, one series per queue and state.
-    expect(text).toMatch(/^queue_jobs\{queue="trace-rollup",state="waiting"\} \d+/m);
+    expect(text).toMatch(/^queue_jobs\{queue="evals",state="waiting"\} \d+/m);
     expect(text).toMatch(/^queue_jobs\{queue="audit-anchor",state="failed"\} \d+/m);
   });
 
