@@ -12,6 +12,18 @@ afterAll(async () => ctx?.close());
 const { tenant, call } = controlApi(() => ctx.app);
 
 describe('prompt registry', () => {
+  it('numbers versions added concurrently to one prompt one after the other', async () => {
+    const t = await tenant('pro');
+    const name = 'concurrent';
+    expect((await call('POST', '/v1/prompts', t.auth, { project_id: t.projectId, name, content: 'v1' })).status).toBe(201);
+    const added = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call('POST', `/v1/prompts/${name}/versions`, t.auth, { project_id: t.projectId, content: `v${i + 2}`, activate: false })),
+    );
+    expect(added.map((r) => r.status)).toEqual(Array(6).fill(201));
+    const detail = await call('GET', withQuery(`/v1/prompts/${name}`, { project_id: t.projectId }), t.auth);
+    expect(detail.body.versions.map((v: { version: number }) => v.version)).toEqual([7, 6, 5, 4, 3, 2, 1]);
+  });
+
   it('versions prompts and serves the active one to API keys, query-scoped ones too', async () => {
     const t = await tenant('starter');
     const name = 'support';

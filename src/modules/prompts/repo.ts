@@ -80,9 +80,12 @@ export function promptRepository(sql: Sql) {
 
     /** The next version of a prompt; the prompt row is locked so concurrent additions number in turn. */
     async addVersion(tx: TxSql, tenantId: string, promptId: string, v: { id: string; content: string; created_by: string }): Promise<VersionRow> {
+      // Lock first, then read the highest version in a second statement: its snapshot is taken after
+      // the lock is granted, so it sees the version a concurrent writer just committed (a subquery
+      // of the locking statement would not, and two requests would take the same number).
+      await tx`select 1 from prompts where id = ${promptId} for update`;
       const [locked] = await tx<{ n: number }[]>`
-        select coalesce((select max(version) from prompt_versions where prompt_id = ${promptId}), 0)::int as n
-        from prompts where id = ${promptId} for update`;
+        select coalesce(max(version), 0)::int as n from prompt_versions where prompt_id = ${promptId}`;
       const [row] = await tx<VersionRow[]>`
         insert into prompt_versions ${tx({ ...v, tenant_id: tenantId, prompt_id: promptId, version: locked!.n + 1 })} returning *`;
       return row!;
