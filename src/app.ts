@@ -56,6 +56,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     logger: deps.logger ?? { level: deps.config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
     bodyLimit: deps.config.bodyLimitBytes,
     trustProxy: true,
+    // Path parameters are bounded by each route's schema (a session id up to 256, a model name up
+    // to 200 characters); the router's own default of 100 would refuse valid ones first.
+    routerOptions: { maxParamLength: 512 },
     // A broken percent-escape in the path, or an overlong path parameter, answered in our error body.
     frameworkErrors: frameworkErrorHandler,
     // Log lines name the request the way responses do (X-Request-Id, error bodies' request_id).

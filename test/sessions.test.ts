@@ -134,5 +134,8 @@ describe('GET /v1/sessions/{id}', () => {
     expect((await getJson(ctx.app, t, '/v1/sessions/ancient')).status).toBe(404);
     expect((await getJson(ctx.app, t, '/v1/sessions/ancient', { from: ago(50 * DAY) })).status).toBe(200);
     expect((await getJson(ctx.app, t, '/v1/sessions/nobody')).status).toBe(404);
+    // Ids up to the schema's 256 characters reach the route (the router's default limit is 100).
+    expect((await getJson(ctx.app, t, `/v1/sessions/${'s'.repeat(256)}`)).status).toBe(404);
+    expect((await getJson(ctx.app, t, `/v1/sessions/${'s'.repeat(257)}`)).status).toBe(400);
   });
 });
