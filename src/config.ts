@@ -18,6 +18,7 @@ const envSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().default('looptrace'),
   CLICKHOUSE_URL: optionalString,
+  CLICKHOUSE_READ_URL: optionalString,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('looptrace'),
   CLICKHOUSE_USER: optionalString,
   CLICKHOUSE_PASSWORD: optionalString,
@@ -71,6 +72,12 @@ export type Config = {
   redisPrefix: string;
   clickhouse: {
     url: string | undefined;
+    /**
+     * Where read queries go (the store's `rows` and `stream`), e.g. a load balancer over read
+     * replicas; inserts, commands, migrations and the reads that must see the latest writes
+     * (`rowsFromPrimary`) go to `url`. Server mode only; undefined = everything to `url`.
+     */
+    readUrl: string | undefined;
     database: string;
     user: string | undefined;
     password: string | undefined;
@@ -155,6 +162,19 @@ function decodeSecretKey(value: string): Buffer {
   return key;
 }
 
+/** CLICKHOUSE_READ_URL only next to a server: embedded ClickHouse is one in-process engine, with no replica to read from. */
+function readUrlOf(url: string | undefined, readUrl: string | undefined): string | undefined {
+  if (readUrl === undefined) return undefined;
+  if (!url) {
+    throw new Error(
+      'CLICKHOUSE_READ_URL is set but CLICKHOUSE_URL is not: embedded ClickHouse (CLICKHOUSE_URL unset) has no replicas to read from. ' +
+        'Set CLICKHOUSE_URL to the server that takes writes, or unset CLICKHOUSE_READ_URL',
+    );
+  }
+  if (!URL.canParse(readUrl)) throw new Error('CLICKHOUSE_READ_URL must be a URL, e.g. http://clickhouse-read:8123');
+  return readUrl;
+}
+
 function oidcSettings(issuer: string | undefined, clientId: string | undefined, scopes: string): Config['auth']['oidc'] {
   if (!issuer && !clientId) return undefined;
   if (!issuer || !clientId) throw new Error('AUTH_OIDC_ISSUER and AUTH_OIDC_CLIENT_ID are set together');
@@ -169,6 +189,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid environment: ${problems}`);
   }
   const e = parsed.data;
+  // Before anything is written under the data directory: a refused setting changes nothing.
+  const clickhouseReadUrl = readUrlOf(e.CLICKHOUSE_URL, e.CLICKHOUSE_READ_URL);
   const dataDir = path.resolve(e.LOOPTRACE_DATA_DIR);
   const production = e.NODE_ENV === 'production';
   if (production && !e.LOOPTRACE_SECRET_KEY) throw new Error('LOOPTRACE_SECRET_KEY is required in production');
@@ -184,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: e.REDIS_PREFIX,
     clickhouse: {
       url: e.CLICKHOUSE_URL,
+      readUrl: clickhouseReadUrl,
       database: e.CLICKHOUSE_DATABASE,
       user: e.CLICKHOUSE_USER,
       password: e.CLICKHOUSE_PASSWORD,

@@ -371,7 +371,8 @@ describe('partition drops (stores/clickhouse-expiry.ts, against a scripted store
     const commands: { query: string; params: Record<string, unknown> }[] = [];
     const store = {
       cluster: undefined,
-      async rows(name: string) {
+      // Expiry reads the primary, where its drops and deletes run (stores/clickhouse-expiry.ts).
+      async rowsFromPrimary(name: string) {
         if (name.endsWith('.parts')) return [{ name: '202501_1_1_0', partition_id: '202501' }, { name: '202501_2_2_0', partition_id: '202501' }, { name: '202602_3_3_0', partition_id: '202602' }];
         if (name.endsWith('.partition_blocker')) return present.filter((p) => p.project_id !== P).slice(0, 1);
         if (name.endsWith('.partition_projects')) return present.map((p) => ({ ...p, tenant_id: T }));

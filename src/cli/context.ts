@@ -45,8 +45,12 @@ function lazyClickHouse(config: Config): ClickHouseStore {
     database: config.clickhouse.database,
     cluster: config.clickhouse.cluster,
     embedded: !config.clickhouse.url,
+    readsFromReplica: config.clickhouse.readUrl !== undefined && config.clickhouse.readUrl !== config.clickhouse.url,
     async rows<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) {
       return (await open()).rows<T>(name, query, params, settings);
+    },
+    async rowsFromPrimary<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) {
+      return (await open()).rowsFromPrimary<T>(name, query, params, settings);
     },
     insert: async (table, values, columns) => (await open()).insert(table, values, columns),
     async *stream(query, params, format) {

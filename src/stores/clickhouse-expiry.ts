@@ -98,14 +98,18 @@ interface PartProjectRow {
   rows: number | string;
 }
 
-/** The expiry of one table, with its owner's predicate (see the file comment). */
+/**
+ * The expiry of one table, with its owner's predicate (see the file comment). Every read goes to
+ * the primary, where the drops and deletes run: parts are the primary's own, and a backdated write
+ * that blocks a drop must be seen.
+ */
 export function expiringTable(ch: ClickHouseStore, spec: ExpiringTableSpec) {
   const ignored = new Set(spec.ignoredProjects ?? []);
   const onCluster = (statement: string) => renderClickHouseDdl(statement, ch.cluster);
 
   /** Active parts of the table by monthly partition, for partitions that end at or before `untilMs`. */
   async function partitionsEndingBy(untilMs: number): Promise<Map<string, string[]>> {
-    const parts = await ch.rows<PartRow>(
+    const parts = await ch.rowsFromPrimary<PartRow>(
       `${spec.name}.parts`,
       'SELECT name, partition_id FROM system.parts WHERE database = currentDatabase() AND table = {table:String} AND active',
       { table: spec.table },
@@ -135,7 +139,7 @@ export function expiringTable(ch: ClickHouseStore, spec: ExpiringTableSpec) {
     // Cross-tenant reads of ids and counts only, like the metrics rollup's active-tenant scan. The
     // first stops at the first row of a project that blocks the drop: an old month that a project
     // without retention keeps is judged again every sweep, and costs a granule, not a scan.
-    const blocker = await ch.rows<{ tenant_id: string }>(
+    const blocker = await ch.rowsFromPrimary<{ tenant_id: string }>(
       `${spec.name}.partition_blocker`,
       `SELECT tenant_id FROM ${spec.table}
        WHERE _partition_id = {partition:String} AND project_id NOT IN {ignored:Array(UUID)}
@@ -144,7 +148,7 @@ export function expiringTable(ch: ClickHouseStore, spec: ExpiringTableSpec) {
       { partition, ignored: [...ignored], expired: expiredThere },
     );
     if (blocker.length > 0) return null;
-    const present = await ch.rows<PartProjectRow>(
+    const present = await ch.rowsFromPrimary<PartProjectRow>(
       `${spec.name}.partition_projects`,
       `SELECT _part AS part, tenant_id, project_id, count() AS rows FROM ${spec.table}
        WHERE _partition_id = {partition:String} GROUP BY part, tenant_id, project_id`,
@@ -198,7 +202,7 @@ export function expiringTable(ch: ClickHouseStore, spec: ExpiringTableSpec) {
         const where = spec.expired(tenantId, projectId, cutoffMs);
         if (!where.sql.startsWith('tenant_id = {tenant:UUID}')) throw new Error(`${spec.name}: the expiry condition must start with the tenant`);
         try {
-          const partitions = await ch.rows<{ partition: string; rows: number | string }>(
+          const partitions = await ch.rowsFromPrimary<{ partition: string; rows: number | string }>(
             `${spec.name}.expired`,
             `SELECT _partition_id AS partition, count() AS rows FROM ${spec.table} WHERE ${where.sql} GROUP BY partition ORDER BY partition`,
             where.params,

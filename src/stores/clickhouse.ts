@@ -5,17 +5,31 @@ import type { Config } from '../config.js';
 import { observeStoreCall } from '../platform/metrics.js';
 import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat } from './clickhouse-stream.js';
 
+/**
+ * The one way to ClickHouse. With `CLICKHOUSE_READ_URL` (server mode) there are two servers behind
+ * it: `rows` and `stream` read from the read URL (e.g. a load balancer over read replicas, which
+ * lag the primary by their replication delay), while `insert`, `command` (DDL, DELETE, mutations,
+ * INSERT … SELECT) and `rowsFromPrimary` go to `CLICKHOUSE_URL`. Without it, and embedded, all
+ * five go to the same engine. A read whose answer must include what was just written, or that
+ * decides a write (the group commit's fold, settlement, watermarks, retention, erasure, worker
+ * reads of freshly ingested traces), uses `rowsFromPrimary`: docs/scaling.md lists them.
+ */
 export interface ClickHouseStore {
+  /** The primary's client (CLICKHOUSE_URL, or the embedded engine). */
   readonly client: ClickHouseClient;
   readonly database: string;
   readonly cluster: string | undefined;
   readonly embedded: boolean;
-  /** Runs a named SELECT and returns its rows; `name` feeds log_comment and metrics. */
+  /** Whether `rows` and `stream` go to another server than writes (CLICKHOUSE_READ_URL is set). */
+  readonly readsFromReplica: boolean;
+  /** Runs a named SELECT on the read URL and returns its rows; `name` feeds log_comment and metrics. */
   rows<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<T[]>;
+  /** As `rows`, on the primary (CLICKHOUSE_URL): sees every write acknowledged so far. */
+  rowsFromPrimary<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<T[]>;
   /** JSONEachRow objects; with `columns`, JSONCompactEachRow arrays in that order (cheaper to encode and parse). */
   insert(table: string, values: readonly object[], columns?: readonly string[]): Promise<void>;
   command(name: string, query: string, params?: Record<string, unknown>): Promise<void>;
-  /** A SELECT's result as formatted bytes, pulled chunk by chunk (constant memory for any result size). */
+  /** A SELECT's result as formatted bytes from the read URL, pulled chunk by chunk (constant memory for any result size). */
   stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
   close(): Promise<void>;
 }
@@ -44,22 +58,39 @@ async function releaseEmbedded(): Promise<void> {
   await client.close();
 }
 
+function serverClient(config: Config, url: string): ClickHouseClient {
+  const { database, user, password } = config.clickhouse;
+  return createClient({
+    url,
+    username: user ?? 'default',
+    password: password ?? '',
+    database,
+    request_timeout: 60_000,
+    clickhouse_settings: { date_time_input_format: 'best_effort' },
+  });
+}
+
+async function selectRows<T>(client: ClickHouseClient, name: string, query: string, params: Record<string, unknown>, settings: ClickHouseSettings): Promise<T[]> {
+  return observeStoreCall('clickhouse', name, async () => {
+    const result = await client.query({
+      query,
+      query_params: params,
+      format: 'JSONEachRow',
+      clickhouse_settings: { log_comment: name, ...settings },
+    });
+    return (await result.json()) as T[];
+  });
+}
+
 export async function createClickHouse(config: Config): Promise<ClickHouseStore> {
-  const { url, database, user, password, cluster } = config.clickhouse;
+  const { url, readUrl, database, cluster } = config.clickhouse;
   const embedded = !url;
-  const client = embedded
-    ? await openEmbedded(config.dataDir)
-    : createClient({
-        url,
-        username: user ?? 'default',
-        password: password ?? '',
-        database,
-        request_timeout: 60_000,
-        clickhouse_settings: { date_time_input_format: 'best_effort' },
-      });
+  const client = embedded ? await openEmbedded(config.dataDir) : serverClient(config, url);
+  // Same credentials and database as the primary (config.ts refuses a read URL without CLICKHOUSE_URL).
+  const reader = !embedded && readUrl && readUrl !== url ? serverClient(config, readUrl) : client;
   const streamer = embedded
     ? embeddedStreamer(path.join(config.dataDir, 'clickhouse'), database)
-    : serverStreamer(client);
+    : serverStreamer(reader);
   if (embedded) {
     // The embedded engine has no per-request database; create it and make it the session default.
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
@@ -71,17 +102,11 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
     database,
     cluster,
     embedded,
-    async rows<T>(name: string, query: string, params: Record<string, unknown> = {}, settings: ClickHouseSettings = {}) {
-      return observeStoreCall('clickhouse', name, async () => {
-        const result = await client.query({
-          query,
-          query_params: params,
-          format: 'JSONEachRow',
-          clickhouse_settings: { log_comment: name, ...settings },
-        });
-        return (await result.json()) as T[];
-      });
-    },
+    readsFromReplica: reader !== client,
+    rows: <T>(name: string, query: string, params: Record<string, unknown> = {}, settings: ClickHouseSettings = {}) =>
+      selectRows<T>(reader, name, query, params, settings),
+    rowsFromPrimary: <T>(name: string, query: string, params: Record<string, unknown> = {}, settings: ClickHouseSettings = {}) =>
+      selectRows<T>(client, name, query, params, settings),
     async insert(table: string, values: readonly object[], columns?: readonly string[]) {
       if (values.length === 0) return;
       const rows = columns
@@ -107,7 +132,7 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
     async close() {
       await streamer.close();
       if (embedded) await releaseEmbedded();
-      else await client.close();
+      else await Promise.all([client.close(), reader === client ? undefined : reader.close()]);
     },
   };
 }

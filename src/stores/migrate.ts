@@ -93,7 +93,7 @@ export async function migrateClickHouse(ch: ClickHouseStore, sql: Sql): Promise<
       ),
     );
     const applied = new Set(
-      (await ch.rows<{ name: string }>('migrate', 'SELECT name FROM schema_migrations FINAL')).map((r) => r.name),
+      (await ch.rowsFromPrimary<{ name: string }>('migrate', 'SELECT name FROM schema_migrations FINAL')).map((r) => r.name),
     );
     const done: string[] = [];
     for (const m of readMigrations(CLICKHOUSE_DIR)) {

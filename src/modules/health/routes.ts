@@ -36,6 +36,18 @@ async function pingRedis(redis: AppDeps['redis']): Promise<unknown> {
   return redis.ping();
 }
 
+/** The primary, and with CLICKHOUSE_READ_URL the read URL too: reads fail without the one, writes without the other. */
+async function pingClickHouse(ch: AppDeps['ch']): Promise<unknown> {
+  if (!ch.readsFromReplica) return ch.rows('readyz', 'SELECT 1');
+  const named = (which: string) => (err: unknown) => {
+    throw new Error(`${which}: ${(err as Error).message}`);
+  };
+  return Promise.all([
+    ch.rowsFromPrimary('readyz', 'SELECT 1').catch(named('CLICKHOUSE_URL')),
+    ch.rows('readyz.read', 'SELECT 1').catch(named('CLICKHOUSE_READ_URL')),
+  ]);
+}
+
 export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/healthz', {
@@ -55,7 +67,7 @@ export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
         const [postgres, redis, clickhouse] = await Promise.all([
           check(() => deps.sql`select 1`),
           check(() => pingRedis(deps.redis)),
-          check(() => deps.ch.rows('readyz', 'SELECT 1')),
+          check(() => pingClickHouse(deps.ch)),
         ]);
         // Redis holds only rate-limit windows and queues: without it a replica still ingests and
         // serves reads (rate limits fall back per process), so it stays in the load balancer.

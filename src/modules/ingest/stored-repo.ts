@@ -1,10 +1,14 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 
-/** What ClickHouse holds of some traces of one tenant: the ground truth a pending reservation is settled against. */
+/**
+ * What ClickHouse holds of some traces of one tenant: the ground truth a pending reservation is
+ * settled against. Read from the primary: a replica that lags would have settlement release (or
+ * delete the spans of) traces that are stored.
+ */
 export function storedTraceRepository(ch: ClickHouseStore) {
   const ids = async (name: string, query: string, tenantId: string, traceIds: readonly string[]) => {
     if (traceIds.length === 0) return new Set<string>();
-    const rows = await ch.rows<{ id: string }>(name, query, { tenant: tenantId, ids: traceIds });
+    const rows = await ch.rowsFromPrimary<{ id: string }>(name, query, { tenant: tenantId, ids: traceIds });
     return new Set(rows.map((r) => r.id));
   };
   return {

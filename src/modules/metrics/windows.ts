@@ -30,12 +30,14 @@ interface RawWindow {
 /**
  * Fixed windows per project from the rollup: a window's p95 comes from its minutes' merged latency
  * sketches, never from their p95s, so this cannot be built from the minute series of GET /v1/metrics.
+ * Read from the primary: the anomaly scan judges each window once and stores what it finds (and
+ * fires webhooks), so a window must not be judged from a replica that has not caught up.
  */
 export function metricsWindowRepository(ch: ClickHouseStore) {
   return {
     /** Tenants with traffic in [fromMs, toMs): a cross-tenant read that returns tenant ids only. */
     async activeTenants(fromMs: number, toMs: number): Promise<string[]> {
-      const rows = await ch.rows<{ tenant_id: string }>(
+      const rows = await ch.rowsFromPrimary<{ tenant_id: string }>(
         'metrics.active_tenants',
         `SELECT DISTINCT tenant_id FROM trace_metrics_1m
          WHERE minute >= {from:DateTime('UTC')} AND minute < {to:DateTime('UTC')} AND trace_count > 0`,
@@ -46,7 +48,7 @@ export function metricsWindowRepository(ch: ClickHouseStore) {
 
     async projectWindows(tenantId: string, fromMs: number, toMs: number, windowMinutes: number): Promise<ProjectWindow[]> {
       const { where, params } = currentRollup({ tenantId, fromMs, toMs });
-      const rows = await ch.rows<RawWindow>(
+      const rows = await ch.rowsFromPrimary<RawWindow>(
         'metrics.project_windows',
         `SELECT project_id,
            toUnixTimestamp(toStartOfInterval(minute, INTERVAL {window:UInt32} MINUTE)) * 1000 AS start_ms,

@@ -14,7 +14,8 @@ const HNSW_NAME = /^span_vectors_hnsw_(\d+)$/;
  * Vectors of given traces, for data-subject requests: span_vectors and every HNSW copy
  * (span_vectors_hnsw_<dim>). The HNSW tables are plain MergeTree tables whose vector index is
  * built per part, so a lightweight delete removes single rows from them like from any other table
- * (the graph of a part is rebuilt when the part is rewritten).
+ * (the graph of a part is rebuilt when the part is rewritten). Reads go to the primary, like those
+ * of the traces' erasure (traces/subject-repo.ts).
  */
 export function vectorErasureRepository(ch: ClickHouseStore) {
   const byRefs = (tenantId: string, refs: readonly VectorTraceRef[]) =>
@@ -24,7 +25,7 @@ export function vectorErasureRepository(ch: ClickHouseStore) {
 
   /** The HNSW tables that exist (created by the indexer job, one per dimension). */
   const hnswTables = async (): Promise<string[]> => {
-    const rows = await ch.rows<{ name: string }>(
+    const rows = await ch.rowsFromPrimary<{ name: string }>(
       'privacy.hnsw_tables',
       "SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, 'span_vectors_hnsw_')",
     );
@@ -37,7 +38,7 @@ export function vectorErasureRepository(ch: ClickHouseStore) {
     async count(tenantId: string, refs: readonly VectorTraceRef[]): Promise<number> {
       if (refs.length === 0) return 0;
       const where = byRefs(tenantId, refs).and`dim > 0`;
-      const [row] = await ch.rows<{ n: number | string }>(
+      const [row] = await ch.rowsFromPrimary<{ n: number | string }>(
         'privacy.count_vectors',
         `SELECT uniqExact(span_id) AS n FROM span_vectors WHERE ${where.sql}`,
         where.params,
@@ -61,7 +62,7 @@ export function vectorErasureRepository(ch: ClickHouseStore) {
       let total = 0;
       for (const table of ['span_vectors', ...(await hnswTables())]) {
         const where = byRefs(tenantId, refs);
-        const [row] = await ch.rows<{ n: number | string }>('privacy.remaining_vectors', `SELECT count() AS n FROM ${table} WHERE ${where.sql}`, where.params);
+        const [row] = await ch.rowsFromPrimary<{ n: number | string }>('privacy.remaining_vectors', `SELECT count() AS n FROM ${table} WHERE ${where.sql}`, where.params);
         total += Number(row?.n ?? 0);
       }
       return total;

@@ -37,7 +37,11 @@ ORDER BY span_id`;
 
 const toDate = (clickHouse: string): Date => new Date(`${clickHouse.replace(' ', 'T')}Z`);
 
-/** Statements of the background HNSW loader (indexer.ts); nothing here runs on a request. */
+/**
+ * Statements of the background HNSW loader (indexer.ts); nothing here runs on a request. Its reads
+ * go to the primary, where its DDL and loads run: the version decides the DDL, and a watermark
+ * advanced past vectors that a lagging replica did not show yet would leave them out for good.
+ */
 export function searchIndexRepository(ch: ClickHouseStore) {
   const window = (tenantId: string, projectId: string, dim: number, after: Date) =>
     TenantWhere.forTenant(tenantId)
@@ -48,7 +52,7 @@ export function searchIndexRepository(ch: ClickHouseStore) {
   return {
     /** Whether the engine has the vector similarity index (GA since 25.8); exact search serves every project otherwise. */
     async supportsHnsw(): Promise<boolean> {
-      const [row] = await ch.rows<{ version: string }>('search.version', 'SELECT version() AS version');
+      const [row] = await ch.rowsFromPrimary<{ version: string }>('search.version', 'SELECT version() AS version');
       const [major = 0, minor = 0] = (row?.version ?? '').split('.').map(Number);
       return major > HNSW_MIN_VERSION[0]! || (major === HNSW_MIN_VERSION[0] && minor >= HNSW_MIN_VERSION[1]!);
     },
@@ -64,7 +68,7 @@ export function searchIndexRepository(ch: ClickHouseStore) {
     async pending(tenantId: string, projectId: string, dim: number, after: Date, lagSeconds: number): Promise<{ count: number; upper: Date }> {
       const where = window(tenantId, projectId, dim, after);
       const lag = where.fragment`${bind('UInt32', lagSeconds)}`;
-      const [row] = await ch.rows<{ count: number | string; upper: string }>(
+      const [row] = await ch.rowsFromPrimary<{ count: number | string; upper: string }>(
         'search.hnsw_pending',
         `WITH now64(3, 'UTC') - toIntervalSecond(${lag}) AS watermark
          SELECT count() AS count, toString(watermark) AS upper FROM span_vectors WHERE ${where.sql} AND inserted_at <= watermark`,

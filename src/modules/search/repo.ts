@@ -109,6 +109,8 @@ export function searchRepository(ch: ClickHouseStore) {
     /**
      * Spans of the project stored since `since` that carry no vector of their own and have none in
      * span_vectors yet, oldest first. Truncated text: embedding models take a few thousand tokens.
+     * From the primary: the embedder's watermark moves past what this returns, and a lagging
+     * replica would hide spans (never embedded) and the vectors just stored (embedded twice).
      */
     async unembeddedSpans(tenantId: string, projectId: string, since: Date, limit: number, maxChars: number): Promise<SpanText[]> {
       const from = bind(DATETIME, millisToClickHouse(since.getTime()));
@@ -119,7 +121,7 @@ export function searchRepository(ch: ClickHouseStore) {
       const done = spans.sibling().and`project_id = ${bind('UUID', projectId)}`.and`created_at >= ${from}`;
       const chars = spans.fragment`${bind('UInt32', maxChars)}`;
       const max = spans.fragment`${bind('UInt32', limit)}`;
-      return ch.rows<SpanText>(
+      return ch.rowsFromPrimary<SpanText>(
         'search.unembedded_spans',
         `SELECT span_id, trace_id, name, type, created_at, substringUTF8(input, 1, ${chars}) AS input, substringUTF8(output, 1, ${chars}) AS output
          FROM spans WHERE ${spans.sql} AND span_id NOT IN (SELECT span_id FROM span_vectors WHERE ${done.sql})

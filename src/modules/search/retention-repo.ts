@@ -26,9 +26,9 @@ export function searchRetentionRepository(ch: ClickHouseStore) {
   return {
     vectors: expiringTable(ch, { table: 'span_vectors', name: 'search.retention_vectors', monthly: true, expired: expiredVectors }),
 
-    /** One per HNSW table that exists (one per dimension); partitioned by project, so never dropped by month. */
+    /** One per HNSW table that exists on the primary (one per dimension); partitioned by project, so never dropped by month. */
     async hnsw(): Promise<ExpiringTable[]> {
-      const tables = await ch.rows<{ name: string }>(
+      const tables = await ch.rowsFromPrimary<{ name: string }>(
         'search.retention_hnsw_tables',
         "SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, 'span_vectors_hnsw_') ORDER BY name",
       );

@@ -35,15 +35,27 @@ export interface TraceKey {
   span_count: number;
 }
 
+/** Which server a read goes to (CLICKHOUSE_READ_URL): the read URL, or the primary, which has every acknowledged write. */
+export type ReadFrom = 'replica' | 'primary';
+
 /**
  * Named ClickHouse queries over `traces` and `spans`. Rows are ReplacingMergeTree versions; every
  * read uses FINAL (the latest version of each sorting key) or picks the highest version itself, so
  * no response shows a duplicate or superseded trace or span.
+ *
+ * Listings, sessions and exports read the read URL (a replica may lag); the reads of workers that
+ * act on freshly ingested traces (findMany, spanOutcomes, matchingIds) read the primary, and a
+ * single trace's reads take `from` (TraceService.get falls back to the primary).
  */
 export function traceRepository(ch: ClickHouseStore) {
   const settings = (name: string, tenantId: string) => ({ ...queryTag(name, tenantId), ...JSON_NUMBERS });
+  const read = <T>(from: ReadFrom, name: string, query: string, params: Record<string, unknown>, tenantId: string) =>
+    from === 'primary' ? ch.rowsFromPrimary<T>(name, query, params, settings(name, tenantId)) : ch.rows<T>(name, query, params, settings(name, tenantId));
 
   return {
+    /** Whether the default reads go to another server than writes (a replica that may lag). */
+    readsFromReplica: ch.readsFromReplica,
+
     /** One time slice of a listing, newest first. See time-slices.ts for why listings read in slices. */
     async listSlice(filter: TraceFilter, slice: Slice, limit: number): Promise<StoredTrace[]> {
       const where = slice.apply(filter.where());
@@ -78,28 +90,31 @@ export function traceRepository(ch: ClickHouseStore) {
      * should a later write have moved started_at, the project prefix and the id's bloom index still
      * find it, and the highest version wins.
      */
-    async find(tenantId: string, id: string, location: TraceLocation): Promise<StoredTrace | undefined> {
+    async find(tenantId: string, id: string, location: TraceLocation, from: ReadFrom = 'replica'): Promise<StoredTrace | undefined> {
       const byKey = TenantWhere.forTenant(tenantId)
         .and`project_id = ${bind('UUID', location.projectId)}`
         .and`started_at = ${bind(DATETIME, location.startedAt)}`
         .and`id = ${bind('UUID', id)}`;
       const sql = (where: TenantWhere) =>
         `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`;
-      const [exact] = await ch.rows<StoredTrace>('traces.get', sql(byKey), byKey.params, settings('traces.get', tenantId));
+      const [exact] = await read<StoredTrace>(from, 'traces.get', sql(byKey), byKey.params, tenantId);
       if (exact) return exact;
       const byProject = TenantWhere.forTenant(tenantId)
         .and`project_id = ${bind('UUID', location.projectId)}`
         .and`id = ${bind('UUID', id)}`;
-      const [moved] = await ch.rows<StoredTrace>('traces.get_moved', sql(byProject), byProject.params, settings('traces.get_moved', tenantId));
+      const [moved] = await read<StoredTrace>(from, 'traces.get_moved', sql(byProject), byProject.params, tenantId);
       return moved;
     },
 
-    /** Traces by id within the given projects (the registry names them), latest version of each. */
+    /**
+     * Traces by id within the given projects (the registry names them), latest version of each.
+     * From the primary: evaluations read traces right after their ingest.
+     */
     async findMany(tenantId: string, projectIds: readonly string[], ids: readonly string[]): Promise<StoredTrace[]> {
       const where = TenantWhere.forTenant(tenantId)
         .and`project_id IN ${bind('Array(UUID)', projectIds)}`
         .and`id IN ${bind('Array(UUID)', ids)}`;
-      return ch.rows<StoredTrace>(
+      return ch.rowsFromPrimary<StoredTrace>(
         'traces.get_many',
         `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
@@ -110,12 +125,13 @@ export function traceRepository(ch: ClickHouseStore) {
     /**
      * The columns that describe how each span of many traces went (failure detection): one read on
      * the (tenant, project, trace) prefix of the spans sorting key; FINAL collapses OTLP re-sends.
+     * From the primary: the detector takes its traces from an outbox as soon as they are stored.
      */
     async spanOutcomes(tenantId: string, projectIds: readonly string[], traceIds: readonly string[]): Promise<SpanOutcome[]> {
       const where = TenantWhere.forTenant(tenantId)
         .and`project_id IN ${bind('Array(UUID)', projectIds)}`
         .and`trace_id IN ${bind('Array(UUID)', traceIds)}`;
-      return ch.rows<SpanOutcome>(
+      return ch.rowsFromPrimary<SpanOutcome>(
         'traces.span_outcomes',
         `SELECT trace_id, project_id, name, model, latency_ms, status_code,
            failure_type, error, toUnixTimestamp64Milli(start_time) AS start_ms
@@ -125,10 +141,10 @@ export function traceRepository(ch: ClickHouseStore) {
       );
     },
 
-    /** Which of `ids` match the filter (an eval rule choosing among newly stored traces). */
+    /** Which of `ids` match the filter (an eval rule choosing among newly stored traces; from the primary, which has them all). */
     async matchingIds(filter: TraceFilter, ids: readonly string[]): Promise<string[]> {
       const where = filter.where().and`id IN ${bind('Array(UUID)', ids)}`;
-      const rows = await ch.rows<{ id: string }>(
+      const rows = await ch.rowsFromPrimary<{ id: string }>(
         'traces.matching',
         `SELECT DISTINCT id FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0`,
         where.params,
@@ -138,16 +154,11 @@ export function traceRepository(ch: ClickHouseStore) {
     },
 
     /** A trace's spans in start order; (tenant, project, trace) is the prefix of the spans sorting key. */
-    async spans(tenantId: string, projectId: string, traceId: string): Promise<StoredSpan[]> {
+    async spans(tenantId: string, projectId: string, traceId: string, from: ReadFrom = 'replica'): Promise<StoredSpan[]> {
       const where = TenantWhere.forTenant(tenantId)
         .and`project_id = ${bind('UUID', projectId)}`
         .and`trace_id = ${bind('UUID', traceId)}`;
-      return ch.rows<StoredSpan>(
-        'traces.spans',
-        `SELECT ${SPAN_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`,
-        where.params,
-        settings('traces.spans', tenantId),
-      );
+      return read<StoredSpan>(from, 'traces.spans', `SELECT ${SPAN_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`, where.params, tenantId);
     },
 
     /**

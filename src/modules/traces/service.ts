@@ -4,11 +4,11 @@ import type { ControlLoopDepthReader } from './control-loop-depth.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';
 import type { TraceLocator } from './registry.js';
-import type { SpanOutcome, TraceRepository } from './repo.js';
+import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './repo.js';
 
 export type { SpanOutcome } from './repo.js';
 import type { Trace, TraceDetail, TraceFilterQuery } from './schemas.js';
-import { toSpan, toTrace, type StoredTrace } from './stored.js';
+import { toSpan, toTrace, type StoredSpan, type StoredTrace } from './stored.js';
 import { readNewestFirst, type TracePosition } from './time-slices.js';
 
 export interface TracePage {
@@ -47,14 +47,30 @@ export class TraceService {
    */
   async get(tenantId: string, id: string): Promise<TraceDetail> {
     const location = await this.locator.locate(tenantId, id);
-    const row = location ? await this.repo.find(tenantId, id, location) : undefined;
-    if (!row) throw notFound('trace');
-    const [spans, depth] = await Promise.all([
-      this.repo.spans(tenantId, row.project_id, row.id),
-      this.controlLoop.depth(tenantId, row.id),
-    ]);
-    const otelTraceId = location?.source === 'otlp' ? traceHexOf(row.id) : null;
+    if (!location) throw notFound('trace');
+    const [found, depth] = await Promise.all([this.stored(tenantId, id, location), this.controlLoop.depth(tenantId, id)]);
+    if (!found) throw notFound('trace');
+    const { row, spans } = found;
+    const otelTraceId = location.source === 'otlp' ? traceHexOf(row.id) : null;
     return { ...toTrace(row), otel_trace_id: otelTraceId, control_loop_depth: depth, spans: spans.map(toSpan) };
+  }
+
+  /**
+   * A located trace's row and spans. With a read replica (CLICKHOUSE_READ_URL) they are read there
+   * first; the registry has already said the trace exists, so a replica that lacks its row, or
+   * holds fewer spans than the row counts (the spans and traces tables replicate independently),
+   * has not caught up, and the primary, which has every acknowledged write, answers instead. So a
+   * trace is readable by id as soon as its ingest is acknowledged, replicas or not.
+   */
+  private async stored(tenantId: string, id: string, location: TraceLocation): Promise<{ row: StoredTrace; spans: StoredSpan[] } | undefined> {
+    const read = async (from: ReadFrom) => {
+      const row = await this.repo.find(tenantId, id, location, from);
+      return row ? { row, spans: await this.repo.spans(tenantId, row.project_id, row.id, from) } : undefined;
+    };
+    const fromReplica = await read('replica');
+    if (!this.repo.readsFromReplica) return fromReplica;
+    if (fromReplica && fromReplica.spans.length >= Number(fromReplica.row.span_count)) return fromReplica;
+    return (await read('primary')) ?? fromReplica;
   }
 
   /** The project of a stored trace, from the registry alone (no ClickHouse read); 404 when the tenant has no such trace. */

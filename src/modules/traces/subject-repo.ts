@@ -19,7 +19,9 @@ export interface TraceRef {
  * ClickHouse side of data-subject requests (src/modules/privacy): which traces are the subject's,
  * what they hold, and their erasure. Every statement names the tenant and the traces' projects, so
  * it reads the (tenant, project, …) prefix of the sorting keys. Deletes are by trace id, never by
- * the subject's value: ClickHouse keeps the text of a mutation in system.mutations.
+ * the subject's value: ClickHouse keeps the text of a mutation in system.mutations. Every read
+ * goes to the primary: an erasure or export must cover each trace acknowledged before it, and
+ * `remaining` checks the deletes where they ran.
  */
 export function subjectTraceRepository(ch: ClickHouseStore) {
   const byRefs = (tenantId: string, refs: readonly TraceRef[], idColumn: 'id' | 'trace_id') => {
@@ -52,7 +54,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
                            ['user.id', 'enduser.id', 'user_id', 'traceloop.association.properties.user_id']), ${value})`;
       }
       const fromSpans = subject.kind === 'external_id' ? '' : ` UNION DISTINCT SELECT trace_id, project_id FROM spans WHERE ${spans.sql}`;
-      return ch.rows<TraceRef>(
+      return ch.rowsFromPrimary<TraceRef>(
         'privacy.subject_traces',
         `SELECT DISTINCT id AS trace_id, project_id FROM traces WHERE ${traces.sql}${fromSpans}`,
         traces.params,
@@ -64,7 +66,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
     async countSpans(tenantId: string, refs: readonly TraceRef[]): Promise<number> {
       if (refs.length === 0) return 0;
       const where = byRefs(tenantId, refs, 'trace_id');
-      const [row] = await ch.rows<{ n: number | string }>(
+      const [row] = await ch.rowsFromPrimary<{ n: number | string }>(
         'privacy.count_spans',
         `SELECT uniqExact(trace_id, span_id) AS n FROM spans WHERE ${where.sql}`,
         where.params,
@@ -77,7 +79,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
     async traces(tenantId: string, refs: readonly TraceRef[]): Promise<StoredTrace[]> {
       if (refs.length === 0) return [];
       const where = byRefs(tenantId, refs, 'id');
-      return ch.rows<StoredTrace>(
+      return ch.rowsFromPrimary<StoredTrace>(
         'privacy.traces',
         `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
@@ -89,7 +91,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
     async spans(tenantId: string, refs: readonly TraceRef[]): Promise<StoredSpan[]> {
       if (refs.length === 0) return [];
       const where = byRefs(tenantId, refs, 'trace_id');
-      return ch.rows<StoredSpan>(
+      return ch.rowsFromPrimary<StoredSpan>(
         'privacy.spans',
         `SELECT ${SPAN_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY trace_id, start_time, span_id`,
         where.params,
@@ -102,8 +104,8 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
       if (refs.length === 0) return 0;
       const spans = byRefs(tenantId, refs, 'trace_id');
       const traces = byRefs(tenantId, refs, 'id');
-      const [a] = await ch.rows<{ n: number | string }>('privacy.remaining_spans', `SELECT count() AS n FROM spans WHERE ${spans.sql}`, spans.params);
-      const [b] = await ch.rows<{ n: number | string }>('privacy.remaining_traces', `SELECT count() AS n FROM traces WHERE ${traces.sql}`, traces.params);
+      const [a] = await ch.rowsFromPrimary<{ n: number | string }>('privacy.remaining_spans', `SELECT count() AS n FROM spans WHERE ${spans.sql}`, spans.params);
+      const [b] = await ch.rowsFromPrimary<{ n: number | string }>('privacy.remaining_traces', `SELECT count() AS n FROM traces WHERE ${traces.sql}`, traces.params);
       return Number(a?.n ?? 0) + Number(b?.n ?? 0);
     },
 

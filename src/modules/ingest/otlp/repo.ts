@@ -69,10 +69,12 @@ export function otlpRepository(ch: ClickHouseStore) {
     /**
      * Every span of these traces (one query for all, any tenants), for traces whose state was never
      * kept: written before this release, or by a group commit that died before its state was saved.
+     * From the primary: the group commit folds what earlier commits wrote, which a read replica may
+     * not have yet.
      */
     async storedSpans(traces: readonly SpanKey[]): Promise<StoredSpanRow[]> {
       if (traces.length === 0) return [];
-      return ch.rows<StoredSpanRow>(
+      return ch.rowsFromPrimary<StoredSpanRow>(
         'otlp.state.stored_spans',
         `SELECT tenant_id, trace_id, span_id, parent_span_id, name, type, model,
                 toString(toUnixTimestamp64Nano(start_time)) AS start_ns, toString(toUnixTimestamp64Nano(end_time)) AS end_ns,
@@ -85,10 +87,10 @@ export function otlpRepository(ch: ClickHouseStore) {
       );
     },
 
-    /** Input, output and resource of root spans that an earlier group commit stored (one query for all). */
+    /** Input, output and resource of root spans that an earlier group commit stored (one query for all; from the primary, as storedSpans). */
     async rootDetails(roots: readonly Required<SpanKey>[]): Promise<RootDetailRow[]> {
       if (roots.length === 0) return [];
-      return ch.rows<RootDetailRow>(
+      return ch.rowsFromPrimary<RootDetailRow>(
         'otlp.state.root_details',
         `SELECT tenant_id, trace_id, input, output, JSONExtractRaw(metadata, 'otel.resource') AS resource
          FROM spans FINAL
