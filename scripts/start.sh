@@ -24,6 +24,9 @@ fi
 
 bash scripts/services.sh
 npm run -s build
+# Embedded ClickHouse: ./data and the Postgres database are one installation. Refuses (saying what
+# to do) a database that was made with another data directory, e.g. an older clone's.
+node dist/cli.js data-dir check >/dev/null
 bash scripts/web-build.sh # the dashboard at /, rebuilt only when web/ changed
 echo "migrations applied: $(node dist/cli.js migrate)"
 
@@ -31,14 +34,14 @@ port="${PORT:-8080}"
 cat <<EOF_HELP
 
 Looptrace is starting on http://localhost:$port  (the dashboard; GET /healthz, /readyz, /metrics, /v1/openapi.json)
-In another terminal, from this directory:
+In another terminal, from this directory (README.md, "First requests", has blocks to paste):
   create a tenant (prints tenant_id, project_id and its first API key, shown once):
-    npx looptrace tenants create --name Acme --plan pro      # or: node dist/cli.js tenants create ...
+    npm run -s looptrace -- tenants create --name Acme --plan pro
   list its projects:
     curl -H "Authorization: Bearer <api_key>" http://localhost:$port/v1/projects
   the dashboard: open http://localhost:$port/ and pick that tenant and a role (development sign-in)
   a development session token for dashboard-only routes:
-    npx looptrace sessions mint --tenant <tenant_id> --role owner
+    npm run -s looptrace -- sessions mint --tenant <tenant_id> --role owner
 EOF_HELP
 
 LOOPTRACE_EXIT_WITH_PARENT=1 exec node dist/server.js

@@ -4,6 +4,7 @@ import { AppError } from './platform/errors.js';
 import { UsageError } from './cli/args.js';
 import { auditCommand } from './cli/audit.js';
 import { ciCommand } from './cli/ci.js';
+import { dataDirCommand } from './cli/data-dir.js';
 import { openCliContext, type CliCommand } from './cli/context.js';
 import { keysCommand } from './cli/keys.js';
 import { migrateCommand } from './cli/migrate.js';
@@ -13,6 +14,7 @@ import { tenantsCommand } from './cli/tenants.js';
 /** One entry per command: the module parses everything after the command name. */
 const COMMANDS: Record<string, { run: CliCommand; synopsis: string; summary: string }> = {
   migrate: { run: migrateCommand, synopsis: 'migrate', summary: 'apply pending Postgres and ClickHouse migrations' },
+  'data-dir': { run: dataDirCommand, synopsis: 'data-dir check', summary: 'check that LOOPTRACE_DATA_DIR and the Postgres database belong together' },
   tenants: { run: tenantsCommand, synopsis: 'tenants create|set-plan ...', summary: 'create a tenant (prints its first API key); change its plan' },
   keys: { run: keysCommand, synopsis: 'keys create --tenant ID ...', summary: 'create an API key (prints the secret once)' },
   sessions: { run: sessionsCommand, synopsis: 'sessions mint --tenant ID ...', summary: 'development session token for dashboard-only routes' },
