@@ -1,6 +1,6 @@
 import './helpers/database.js';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -24,7 +24,12 @@ async function freshDatabase(): Promise<{ url: string; sql: Sql }> {
   return { url: url.toString(), sql };
 }
 
-const freshDir = () => mkdtempSync(path.join(tmpdir(), 'looptrace-pairing-'));
+const dirs: string[] = [];
+const freshDir = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'looptrace-pairing-'));
+  dirs.push(dir);
+  return dir;
+};
 
 afterAll(async () => {
   await Promise.all(opened.map((sql) => sql.end()));
@@ -33,6 +38,7 @@ afterAll(async () => {
   const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
   for (const name of created) await sql.unsafe(`drop database if exists "${name}"`);
   await sql.end();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('pairing LOOPTRACE_DATA_DIR with its Postgres database', () => {
