@@ -104,6 +104,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Rows accepted before close are written (or their requests failed) before the stores close.
   app.addHook('onClose', async () => {
     await services.ingestWrites.drain();
+    // After the last commit (whose failures count too), before the stores close.
+    await services.ingestCounters.close();
     await services.traceRegistry.stop().catch((err: unknown) => app.log.warn({ err }, 'could not retire the ingest writer'));
   });
   const removeDepthSource = addQueueDepthSource(() => services.jobs.depths());

@@ -3,6 +3,7 @@ import type { AppDeps } from './app.js';
 import { apiKeyRoutes } from './modules/apikeys/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { ingestRoutes } from './modules/ingest/routes.js';
+import { ingestStatsRoutes } from './modules/ingest/stats/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { meRoutes } from './modules/me/routes.js';
@@ -43,6 +44,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(apiKeyRoutes);
   await app.register(auditRoutes);
   await app.register(ingestRoutes);
+  await app.register(ingestStatsRoutes);
   await app.register(traceRoutes);
   await app.register(feedbackRoutes);
   await app.register(ciRoutes);

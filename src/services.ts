@@ -7,6 +7,9 @@ import { registryRepository } from './modules/ingest/registry-repo.js';
 import { ingestRepository } from './modules/ingest/repo.js';
 import { storedTraceRepository } from './modules/ingest/stored-repo.js';
 import { IngestService } from './modules/ingest/service.js';
+import { IngestCounters } from './modules/ingest/stats/counters.js';
+import { ingestStatsRepository } from './modules/ingest/stats/repo.js';
+import { IngestStatsService } from './modules/ingest/stats/service.js';
 import { TraceWritePath } from './modules/ingest/write-path.js';
 import { VectorDimensions } from './modules/search/dimensions.js';
 import { SpanEmbedder } from './modules/search/embedder.js';
@@ -133,16 +136,28 @@ export function buildServices(deps: ServiceDeps) {
     abandonAfterMs: abandonAfterMs(batcherOptions),
   });
   const otlpRepo = otlpRepository(deps.ch);
+  // Received, stored and refused counts of ingest (GET /v1/ingest/stats); flushed on close (app.ts).
+  const statsRepo = ingestStatsRepository(deps.sql);
+  const ingestCounters = new IngestCounters(statsRepo, log);
   const ingestWrites = new TraceWritePath(
-    { ch: deps.ch, registry: traceRegistry, states: otlpStateRepository(deps.sql), deriver: new OtlpTraceDeriver(otlpRepo), observer: metricsDirty, log },
+    {
+      ch: deps.ch,
+      registry: traceRegistry,
+      states: otlpStateRepository(deps.sql),
+      deriver: new OtlpTraceDeriver(otlpRepo),
+      observer: metricsDirty,
+      counters: ingestCounters,
+      log,
+    },
     batcherOptions,
   );
   const searchState = searchStateRepository(deps.sql);
   const vectorDimensions = new VectorDimensions(searchState);
-  const ingest = new IngestService(traceRegistry, projects, ingestWrites, prices, vectorDimensions);
+  const ingest = new IngestService(traceRegistry, projects, ingestWrites, prices, vectorDimensions, ingestCounters);
+  const ingestStats = new IngestStatsService(statsRepo, projects, ingestCounters);
   // Queue handles of the API side (closed with the app); workers consume them (jobs/workers.ts).
   const jobs = new JobEnqueuer(deps.config.redisUrl, deps.config.redisPrefix);
-  const otlpIngest = new OtlpIngestService(traceRegistry, projects, ingestWrites, prices);
+  const otlpIngest = new OtlpIngestService(traceRegistry, projects, ingestWrites, prices, ingestCounters);
   const otlpExport = new OtlpExportService(otlpRepo);
   const metricsRepo = metricsRepository(deps.ch);
   const metrics = new MetricsService(metricsRepo, projects, metricsWindowRepository(deps.ch));
@@ -203,7 +218,7 @@ export function buildServices(deps: ServiceDeps) {
     sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies,
   });
   const compliance = new ComplianceService(tenants, retention, { llmConnections, webhooks }, audit, dataSubjectRequests);
-  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, traceRegistry, prices, ingestWrites, jobs, otlpIngest, otlpExport, metricsDirty, metrics, metricsRollup, pricing };
+  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, ingestCounters, ingestStats, traceRegistry, prices, ingestWrites, jobs, otlpIngest, otlpExport, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

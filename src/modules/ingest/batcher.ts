@@ -1,6 +1,7 @@
 import type { OtlpSpanWrite } from './otlp/trace-state.js';
 import type { Registration } from './registry-repo.js';
 import type { SpanRow, TraceRow } from './rows.js';
+import type { StoredCount } from './stats/types.js';
 
 export interface RowBatch {
   traces: TraceRow[];
@@ -9,6 +10,8 @@ export interface RowBatch {
   registrations: Registration[];
   /** OTLP spans (also in `spans`) whose traces' rows the write derives. */
   otlpSpans: OtlpSpanWrite[];
+  /** What the requests count as stored once this write commits (GET /v1/ingest/stats). */
+  stored: StoredCount[];
 }
 
 export interface BatcherOptions {
@@ -24,7 +27,7 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-const emptyBatch = (): RowBatch => ({ traces: [], spans: [], registrations: [], otlpSpans: [] });
+const emptyBatch = (): RowBatch => ({ traces: [], spans: [], registrations: [], otlpSpans: [], stored: [] });
 
 export class WriteTimeoutError extends Error {
   constructor(ms: number) {
@@ -67,12 +70,14 @@ export class GroupCommitBatcher {
     spans: readonly SpanRow[],
     registrations: readonly Registration[],
     otlpSpans: readonly OtlpSpanWrite[] = [],
+    stored: readonly StoredCount[] = [],
   ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.traces.push(...traces);
       this.pending.spans.push(...spans);
       this.pending.registrations.push(...registrations);
       this.pending.otlpSpans.push(...otlpSpans);
+      this.pending.stored.push(...stored);
       this.waiters.push({ resolve, reject });
       if (this.rowCount() >= this.options.maxRows) this.flushSoon(0);
       else this.flushSoon(this.options.maxWaitMs);

@@ -1,12 +1,16 @@
 import { observeStoreCall } from '../../platform/metrics.js';
 import { usageMonth } from '../../platform/time.js';
-import type { Sql } from '../../stores/pg.js';
+import type { Sql, TxSql } from '../../stores/pg.js';
+import { addCounts } from './stats/repo.js';
+import { emptyDelta, minuteOf } from './stats/types.js';
 
 export type TraceSource = 'native' | 'otlp';
 
 export interface RegistryEntry {
   traceId: string;
   startedAtMs: number;
+  /** The trace's spans in the request, counted refused (quota) if the claim refuses it. */
+  spans?: number;
 }
 
 /** A trace whose rows ride in a group commit: confirmed (or restored) in the registry once it commits. */
@@ -49,7 +53,8 @@ export function registryRepository(sql: Sql) {
      * Registers new trace ids as pending writes of `writer` and counts them against the monthly
      * quota in one transaction. The usage row lock orders concurrent requests of a tenant, so the
      * quota is never overshot. Ids already registered come back as taken; ids past the quota as
-     * overQuota (their rows are not kept).
+     * overQuota (their rows are not kept), and counted refused (`quota`) in the ingest counts of
+     * `now`'s minute by this transaction, last.
      */
     async claim(
       tenantId: string,
@@ -86,6 +91,14 @@ export function registryRepository(sql: Sql) {
             await tx`update trace_usage set traces = traces + ${claim.accepted.length}
                      where tenant_id = ${tenantId} and month = ${month}`;
           }
+          if (claim.overQuota.length > 0) {
+            const over = new Set(claim.overQuota);
+            const refusal = emptyDelta(tenantId, projectId, minuteOf(options.now.getTime()));
+            refusal.refusedTraces.quota = over.size;
+            const spans = entries.reduce((n, e) => n + (over.has(e.traceId) ? (e.spans ?? 0) : 0), 0);
+            if (spans > 0) refusal.refusedSpans.quota = spans;
+            await addCounts(tx, [refusal]);
+          }
           return claim;
         }),
       );
@@ -104,9 +117,13 @@ export function registryRepository(sql: Sql) {
      * time-out): it is registered again, and comes back as restored so that its quota is counted.
      * Native traces only: OTLP traces are committed with their state (otlp/state-repo.ts).
      */
-    async confirm(registrations: readonly Registration[], writer: string): Promise<{ tenantId: string; restored: number }[]> {
+    async confirm(
+      registrations: readonly Registration[],
+      writer: string,
+      alongside?: (tx: TxSql) => Promise<void>,
+    ): Promise<{ tenantId: string; restored: number }[]> {
       if (registrations.length === 0) return [];
-      const rows = await observeStoreCall('postgres', 'ingest.confirm', () => sql<{ tenant_id: string; restored: boolean }[]>`
+      const confirm = (db: Sql | TxSql) => observeStoreCall('postgres', 'ingest.confirm', () => (db as TxSql)<{ tenant_id: string; restored: boolean }[]>`
         insert into trace_registry as r (tenant_id, trace_id, project_id, started_at, source, state, writer)
         select t.tenant_id, t.trace_id, t.project_id, to_timestamp(t.ms / 1000.0), t.source, 'committed', ${writer}
         from unnest(
@@ -118,6 +135,13 @@ export function registryRepository(sql: Sql) {
           set state = 'committed'
           where r.state = 'pending'
         returning r.tenant_id, (r.xmax = 0) as restored`);
+      const rows = alongside
+        ? await sql.begin(async (tx) => {
+            const confirmed = await confirm(tx);
+            await alongside(tx);
+            return confirmed;
+          })
+        : await confirm(sql);
       const restored = new Map<string, number>();
       for (const row of rows) if (row.restored) restored.set(row.tenant_id, (restored.get(row.tenant_id) ?? 0) + 1);
       return [...restored].map(([tenantId, n]) => ({ tenantId, restored: n }));

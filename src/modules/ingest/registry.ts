@@ -1,4 +1,5 @@
 import { newId } from '../../platform/ids.js';
+import type { TxSql } from '../../stores/pg.js';
 import type { RowBatch } from './batcher.js';
 import type { AbandonedReservation, RegisteredTrace, RegistryEntry, RegistryRepository, Registration } from './registry-repo.js';
 import type { StoredTraceRepository } from './stored-repo.js';
@@ -126,17 +127,22 @@ export class TraceRegistry {
 
   /**
    * Runs after each group commit, before its requests are answered: one statement confirms every
-   * trace of the batch. It never fails the write (the rows are durable): if Postgres does not
-   * answer, the reservations stay pending and a settlement finds them stored.
+   * trace of the batch, then `alongside` runs in the same transaction (the stored counts). It never
+   * fails the write (the rows are durable): if Postgres does not answer, the reservations stay
+   * pending and a settlement finds them stored. Answers whether the confirmation committed.
    */
-  async confirm(batch: Pick<RowBatch, 'registrations'>): Promise<void> {
+  async confirm(batch: Pick<RowBatch, 'registrations'>, alongside?: (tx: TxSql) => Promise<void>): Promise<boolean> {
     const unique = new Map<string, Registration>();
     for (const r of batch.registrations) unique.set(`${r.tenantId}|${r.traceId}`, r);
+    let restored;
     try {
-      await this.countRestored(await this.repo.confirm([...unique.values()], this.writerId));
+      restored = await this.repo.confirm([...unique.values()], this.writerId, alongside);
     } catch (err) {
       this.log.warn({ err, traces: unique.size }, 'registry confirmation failed; the reservations stay pending until settled');
+      return false;
     }
+    await this.countRestored(restored).catch((err: unknown) => this.log.warn({ err }, 'restored traces could not be counted against the quota'));
+    return true;
   }
 
   /** Traces whose write committed after a settlement had released them as absent: registered again, their quota counted. */

@@ -1,3 +1,4 @@
+import type { FastifyError, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ANY_TOKEN, WRITERS, requireAuth, type AccessPolicy } from '../../platform/access.js';
 import { batchBody, batchFailure, batchResult, ingestResult, traceInput } from './schemas.js';
@@ -12,6 +13,16 @@ export const INGEST_ACCESS: AccessPolicy = {
 
 export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
   const ingest = app.services.ingest;
+  /** Requests whose handler ran: the service counted them (GET /v1/ingest/stats). */
+  const handled = new WeakSet<FastifyRequest>();
+  /**
+   * A request refused after its body was decoded but before its handler (the route's schema):
+   * its traces are counted received and refused. Undecodable bodies carry nothing to count.
+   */
+  const countRefusedBody = (shape: 'trace' | 'batch') => async (request: FastifyRequest, _reply: unknown, error: FastifyError) => {
+    if (handled.has(request) || !request.auth || request.body === undefined || !error.validation) return;
+    ingest.countInvalidBody(request.auth, request.body, shape);
+  };
 
   app.post('/v1/ingest', {
     config: { access: INGEST_ACCESS, errors: ['not_found', 'error.project.archived', 'trace_exists', 'trace_quota_exceeded', 'embedding.dimension_mismatch'] },
@@ -24,7 +35,9 @@ export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
       body: traceInput,
       response: { 201: ingestResult },
     },
+    onError: countRefusedBody('trace'),
     handler: async (request, reply) => {
+      handled.add(request);
       const result = await ingest.ingestOne(requireAuth(request), request.body);
       request.auditResource = { type: 'trace', id: result.id, details: { span_count: result.span_count } };
       return reply.status(201).send(result);
@@ -52,7 +65,9 @@ export const ingestRoutes: FastifyPluginAsyncZod = async (app) => {
         503: batchFailure,
       },
     },
+    onError: countRefusedBody('batch'),
     handler: async (request, reply) => {
+      handled.add(request);
       const auth = requireAuth(request);
       const { status, results, retryAfterSeconds } = await ingest.ingestBatch(auth, request.body.traces);
       if (retryAfterSeconds !== undefined) reply.header('retry-after', String(retryAfterSeconds));

@@ -8,12 +8,23 @@ import { normalizeTrace, type NormalizedTrace } from './normalize.js';
 import type { PriceBook } from './price-book.js';
 import type { NativeReservation, TraceRegistry } from './registry.js';
 import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
+import type { IngestCounters } from './stats/counters.js';
+import { IngestTally, type Part } from './stats/tally.js';
+import type { RefusalReason, StoredCount } from './stats/types.js';
 import type { TraceWritePath } from './write-path.js';
 
 interface Candidate {
   index: number;
   normalized: NormalizedTrace;
+  /** Its counts (GET /v1/ingest/stats). */
+  part: Part;
 }
+
+/** The spans of a body that may not have validated: an array's length, else none. */
+const spansIn = (body: unknown): number => {
+  const spans = body !== null && typeof body === 'object' ? (body as { spans?: unknown }).spans : undefined;
+  return Array.isArray(spans) ? spans.length : 0;
+};
 
 /** A trace whose earlier write may still commit: the client retries it, shortly. */
 const IN_FLIGHT_RETRY_SECONDS = 1;
@@ -33,28 +44,62 @@ export class IngestService {
     private readonly writes: TraceWritePath,
     private readonly prices: PriceBook,
     private readonly dimensions: VectorDimensions,
+    private readonly counters: IngestCounters,
   ) {}
+
+  /**
+   * A request refused before it reached a handler, after its body was decoded (it failed the route's
+   * schema): its traces and spans are received and refused as invalid, under the API key's project.
+   */
+  countInvalidBody(auth: AuthContext, body: unknown, shape: 'trace' | 'batch'): void {
+    const tally = new IngestTally(this.counters, auth.tenantId, 'native', Date.now());
+    const traces = shape === 'trace' ? [body] : (body as { traces?: unknown } | null)?.traces;
+    for (const trace of Array.isArray(traces) ? traces : []) tally.refuse(auth.defaultProjectId, 'validation', 1, spansIn(trace));
+    tally.close();
+  }
 
   /** POST /v1/ingest: one trace, answered only after its rows are committed in ClickHouse. */
   async ingestOne(auth: AuthContext, body: TraceInput): Promise<{ id: string; span_count: number }> {
-    const project = await this.projects.resolveForIngest(auth.tenantId, body.project_id, auth.defaultProjectId);
     const now = Date.now();
-    const normalized = normalizeTrace(body, { tenantId: auth.tenantId, projectId: project.id, prices: await this.prices.forTenant(auth.tenantId), now });
-    if (Array.isArray(normalized)) throw this.invalid(normalized);
-    const [mismatch] = await this.dimensions.check(auth.tenantId, project.id, [normalized.spans]);
-    if (mismatch) throw mismatch;
-    const reservation = await this.reserve(auth, project.id, [normalized], new Date(now));
-    if (reservation.duplicates.length > 0) throw new AppError(409, 'trace_exists', `trace ${normalized.trace.id} already exists`);
-    if (reservation.inFlight.length > 0) throw inFlight(normalized.trace.id);
-    if (reservation.overQuota.length > 0) throw quotaExceeded(PLANS[auth.plan].tracesPerMonth);
-    await this.commit(auth.tenantId, [normalized]);
-    return { id: normalized.trace.id, span_count: normalized.spans.length };
+    const tally = new IngestTally(this.counters, auth.tenantId, 'native', now);
+    const part = tally.part(body.project_id ?? auth.defaultProjectId, 1, body.spans.length);
+    return tally.run(async () => {
+      const project = await this.resolve(auth, body.project_id, tally, [part]);
+      part.projectId = project.id;
+      const normalized = normalizeTrace(body, { tenantId: auth.tenantId, projectId: project.id, prices: await this.prices.forTenant(auth.tenantId), now });
+      if (Array.isArray(normalized)) throw this.invalid(normalized);
+      const [mismatch] = await this.dimensions.check(auth.tenantId, project.id, [normalized.spans]);
+      if (mismatch) throw mismatch;
+      const reservation = await this.reserve(auth, project.id, [normalized], new Date(now));
+      if (reservation.duplicates.length > 0) throw new AppError(409, 'trace_exists', `trace ${normalized.trace.id} already exists`);
+      if (reservation.inFlight.length > 0) {
+        part.outcome = { kind: 'refused', reason: 'in_flight' };
+        throw inFlight(normalized.trace.id);
+      }
+      if (reservation.overQuota.length > 0) {
+        part.outcome = { kind: 'quota' };
+        throw quotaExceeded(PLANS[auth.plan].tracesPerMonth);
+      }
+      await this.commit(auth.tenantId, [normalized], tally.hand([part]));
+      return { id: normalized.trace.id, span_count: normalized.spans.length };
+    });
   }
 
   /** POST /v1/ingest/batch: every item validated and reserved on its own; one group commit for all. */
   async ingestBatch(auth: AuthContext, items: readonly unknown[]): Promise<{ status: number; results: BatchItemResult[]; retryAfterSeconds?: number }> {
-    const results: BatchItemResult[] = new Array(items.length);
     const now = Date.now();
+    const tally = new IngestTally(this.counters, auth.tenantId, 'native', now);
+    return tally.run(() => this.batch(auth, items, tally, now));
+  }
+
+  private async batch(auth: AuthContext, items: readonly unknown[], tally: IngestTally, now: number) {
+    const results: BatchItemResult[] = new Array(items.length);
+    // Every item is received; until an item is decided, its part stays open (the request's failure decides it).
+    const parts = items.map((raw) => tally.part(auth.defaultProjectId, 1, spansIn(raw)));
+    const refuse = (index: number, result: BatchItemResult, reason: Part['outcome']) => {
+      results[index] = result;
+      parts[index]!.outcome = reason;
+    };
     const prices = await this.prices.forTenant(auth.tenantId);
     const byProject = new Map<string, Candidate[]>();
     const projectErrors = new Map<string, AppError>();
@@ -64,10 +109,11 @@ export class IngestService {
       if (!parsed.success) {
         const { missing, problems } = describeIssues(parsed.error.issues, raw, `body.traces.${index}`);
         const message = problems.map((p) => `${p.path}: ${p.message}`).join('; ');
-        results[index] = failedItem(index, null, missing ? 422 : 400, missing ? 'validation_error' : 'bad_request', message);
+        refuse(index, failedItem(index, null, missing ? 422 : 400, missing ? 'validation_error' : 'bad_request', message), refused('validation'));
         continue;
       }
       const projectKey = parsed.data.project_id ?? auth.defaultProjectId ?? '';
+      parts[index]!.projectId = projectKey || null;
       if (!projectErrors.has(projectKey) && !byProject.has(projectKey)) {
         try {
           await this.projects.resolveForIngest(auth.tenantId, parsed.data.project_id, auth.defaultProjectId);
@@ -80,15 +126,16 @@ export class IngestService {
       const projectError = projectErrors.get(projectKey);
       if (projectError) {
         results[index] = failedItem(index, parsed.data.id ?? null, projectError.status, projectError.code, projectError.message);
+        tally.refuseForProject([parts[index]!], projectError);
         continue;
       }
       const normalized = normalizeTrace(parsed.data, { tenantId: auth.tenantId, projectId: projectKey, prices, now });
       if (Array.isArray(normalized)) {
         const message = normalized.map((p) => `body.traces.${index}.${p.path}: ${p.message}`).join('; ');
-        results[index] = failedItem(index, parsed.data.id ?? null, 400, 'bad_request', message);
+        refuse(index, failedItem(index, parsed.data.id ?? null, 400, 'bad_request', message), refused('validation'));
         continue;
       }
-      byProject.get(projectKey)!.push({ index, normalized });
+      byProject.get(projectKey)!.push({ index, normalized, part: parts[index]! });
     }
 
     const accepted: Candidate[] = [];
@@ -97,13 +144,13 @@ export class IngestService {
       const deduplicated = candidates.filter((c) => {
         const dup = seen.has(c.normalized.trace.id);
         seen.add(c.normalized.trace.id);
-        if (dup) results[c.index] = failedItem(c.index, c.normalized.trace.id, 409, 'trace_exists', 'trace id repeated in this batch');
+        if (dup) refuse(c.index, failedItem(c.index, c.normalized.trace.id, 409, 'trace_exists', 'trace id repeated in this batch'), refused('duplicate'));
         return !dup;
       });
       const mismatches = await this.dimensions.check(auth.tenantId, projectId, deduplicated.map((c) => c.normalized.spans));
       const unique = deduplicated.filter((c, i) => {
         const err = mismatches[i];
-        if (err) results[c.index] = failedItem(c.index, c.normalized.trace.id, err.status, err.code, `body.traces.${c.index}.${err.message}`);
+        if (err) refuse(c.index, failedItem(c.index, c.normalized.trace.id, err.status, err.code, `body.traces.${c.index}.${err.message}`), refused('embedding_dimension'));
         return !err;
       });
       if (unique.length === 0) continue;
@@ -113,23 +160,33 @@ export class IngestService {
       const overQuota = new Set(reservation.overQuota);
       for (const c of unique) {
         const id = c.normalized.trace.id;
-        if (duplicates.has(id)) results[c.index] = failedItem(c.index, id, 409, 'trace_exists', `trace ${id} already exists`);
+        if (duplicates.has(id)) refuse(c.index, failedItem(c.index, id, 409, 'trace_exists', `trace ${id} already exists`), refused('duplicate'));
         else if (inFlightIds.has(id)) {
           const err = inFlight(id);
-          results[c.index] = failedItem(c.index, id, err.status, err.code, err.message);
+          refuse(c.index, failedItem(c.index, id, err.status, err.code, err.message), refused('in_flight'));
         } else if (overQuota.has(id)) {
           const err = quotaExceeded(PLANS[auth.plan].tracesPerMonth);
-          results[c.index] = failedItem(c.index, id, err.status, err.code, err.message);
+          refuse(c.index, failedItem(c.index, id, err.status, err.code, err.message), { kind: 'quota' });
         } else accepted.push(c);
       }
     }
 
     if (accepted.length > 0) {
-      await this.commit(auth.tenantId, accepted.map((c) => c.normalized));
+      await this.commit(auth.tenantId, accepted.map((c) => c.normalized), tally.hand(accepted.map((c) => c.part)));
       for (const c of accepted) results[c.index] = { index: c.index, id: c.normalized.trace.id, status: 201 };
     }
     const retryable = results.some((r) => r.status === 503);
     return { status: batchStatus(results), results, ...(retryable ? { retryAfterSeconds: IN_FLIGHT_RETRY_SECONDS } : {}) };
+  }
+
+  /** The request's project; a refusal decides `parts` (project_not_found, project_archived, validation). */
+  private async resolve(auth: AuthContext, requested: string | undefined, tally: IngestTally, parts: readonly Part[]) {
+    try {
+      return await this.projects.resolveForIngest(auth.tenantId, requested, auth.defaultProjectId);
+    } catch (err) {
+      tally.refuseForProject(parts, err);
+      throw err;
+    }
   }
 
   private invalid(problems: FieldProblem[]): AppError {
@@ -139,12 +196,13 @@ export class IngestService {
   }
 
   private reserve(auth: AuthContext, projectId: string, traces: readonly NormalizedTrace[], now: Date): Promise<NativeReservation> {
-    const entries = traces.map((t) => ({ traceId: t.trace.id, startedAtMs: t.startedAtMs }));
+    const entries = traces.map((t) => ({ traceId: t.trace.id, startedAtMs: t.startedAtMs, spans: t.spans.length }));
     return this.registry.reserveNative(auth.tenantId, projectId, entries, PLANS[auth.plan].tracesPerMonth, now);
   }
 
-  private commit(tenantId: string, traces: readonly NormalizedTrace[]): Promise<void> {
+  private commit(tenantId: string, traces: readonly NormalizedTrace[], stored: readonly StoredCount[]): Promise<void> {
     return this.writes.commit({
+      stored,
       tenantId,
       traces: traces.map((t) => t.trace),
       spans: traces.flatMap((t) => t.spans),
@@ -153,6 +211,8 @@ export class IngestService {
     });
   }
 }
+
+const refused = (reason: RefusalReason): Part['outcome'] => ({ kind: 'refused', reason });
 
 /** 201 all created, 409 all duplicates, one shared failure status when all failed alike, else 207. */
 export function batchStatus(results: readonly BatchItemResult[]): number {

@@ -8,6 +8,8 @@ import type { OtlpSpanWrite } from './otlp/trace-state.js';
 import type { RegistryLog, TraceRegistry } from './registry.js';
 import type { Registration } from './registry-repo.js';
 import { TRACE_COLUMNS, type SpanRow, type TraceRow } from './rows.js';
+import type { IngestCounters } from './stats/counters.js';
+import type { StoredCount } from './stats/types.js';
 import { writeTraceBatch } from './writer.js';
 
 /** Learns of trace rows written or rewritten (the metrics rollup recomputes their minutes). */
@@ -22,6 +24,8 @@ export interface WritePathDeps {
   states: OtlpStateRepository;
   deriver: OtlpTraceDeriver;
   observer: TraceRowObserver;
+  /** Stored counts (GET /v1/ingest/stats): written in the transactions that store, or refused when a write fails. */
+  counters: Pick<IngestCounters, 'saveStored' | 'storedCommitted' | 'storedLater' | 'storeFailed'>;
   log: RegistryLog;
 }
 
@@ -36,6 +40,8 @@ export interface RequestRows {
   otlpSpans?: readonly OtlpSpanWrite[];
   /** Ids this request reserved in the registry: released to settlement if the write fails. */
   reservedIds: readonly string[];
+  /** What the request counts as stored once its rows commit (per project). */
+  stored?: readonly StoredCount[];
 }
 
 /**
@@ -50,6 +56,11 @@ export interface RequestRows {
  * committed in the same transaction. A commit that fails or dies leaves the states as they were;
  * the exporter's retry then folds its spans again, and nothing is counted twice.
  * Native traces are confirmed in the registry after the commit, before their requests are answered.
+ *
+ * Stored counts (GET /v1/ingest/stats) are kept by the transactions that decide them: the OTLP
+ * commit's transaction adds its requests' counts as its last statement, the native confirmation
+ * adds them in its own. A write that fails counts its requests' traces and spans refused
+ * (store_unavailable); one that outlives its time-out is counted when it is decided.
  */
 export class TraceWritePath {
   private readonly batcher: GroupCommitBatcher;
@@ -72,7 +83,7 @@ export class TraceWritePath {
    */
   async commit(rows: RequestRows): Promise<void> {
     try {
-      await this.batcher.submit(rows.traces ?? [], rows.spans ?? [], rows.registrations ?? [], rows.otlpSpans ?? []);
+      await this.batcher.submit(rows.traces ?? [], rows.spans ?? [], rows.registrations ?? [], rows.otlpSpans ?? [], rows.stored ?? []);
     } catch (err) {
       this.deps.log.warn({ err, tenant_id: rows.tenantId }, 'a group commit failed; its requests are answered 503');
       if (!(err instanceof WriteTimeoutError)) await this.deps.registry.abandon(rows.tenantId, rows.reservedIds).catch(() => {});
@@ -102,14 +113,28 @@ export class TraceWritePath {
     return owed.length;
   }
 
+  /** The group commit's write: whatever its time-out, its outcome decides its requests' counts. */
   private async write(batch: RowBatch): Promise<void> {
-    if (batch.otlpSpans.length === 0) return writeTraceBatch(this.deps.ch, batch);
-    const restored = await this.deps.states.transaction(async (tx) => {
-      const locked = await this.deps.states.lock(tx, distinctTraces(batch.otlpSpans));
-      const derived = await this.deps.deriver.derive(locked, batch.otlpSpans, Date.now());
-      await writeTraceBatch(this.deps.ch, { spans: batch.spans, traces: [...batch.traces, ...derived.rows] });
-      return this.saveOtlp(tx, derived);
-    });
+    const otlpStored = batch.stored.filter((s) => s.source === 'otlp');
+    let restored: { tenantId: string; restored: number }[] = [];
+    try {
+      if (batch.otlpSpans.length === 0) await writeTraceBatch(this.deps.ch, batch);
+      else {
+        restored = await this.deps.states.transaction(async (tx) => {
+          const locked = await this.deps.states.lock(tx, distinctTraces(batch.otlpSpans));
+          const derived = await this.deps.deriver.derive(locked, batch.otlpSpans, Date.now());
+          await writeTraceBatch(this.deps.ch, { spans: batch.spans, traces: [...batch.traces, ...derived.rows] });
+          const saved = await this.saveOtlp(tx, derived);
+          // Last, so the row lock of a busy minute is held only until the commit.
+          await this.deps.counters.saveStored(tx, otlpStored);
+          return saved;
+        });
+      }
+    } catch (err) {
+      this.deps.counters.storeFailed(batch.stored);
+      throw err;
+    }
+    this.deps.counters.storedCommitted(otlpStored);
     await this.deps.registry.countRestored(restored);
   }
 
@@ -122,18 +147,24 @@ export class TraceWritePath {
 
   /**
    * After a commit, before its requests are answered: the metrics rollup learns of the native trace
-   * rows, then the registry confirms their traces. Should the mark fail, the traces stay pending,
-   * and the settlement that later finds them stored marks them instead.
+   * rows, then the registry confirms their traces and their stored counts are added, in one
+   * transaction. Should the mark fail, the traces stay pending, and the settlement that later finds
+   * them stored marks them instead; should either fail, the stored counts are kept in memory until
+   * Postgres takes them (the traces are stored, whatever the registry says yet).
    */
   private async confirmNative(batch: RowBatch): Promise<void> {
     if (batch.traces.length === 0) return;
+    const stored = batch.stored.filter((s) => s.source === 'native');
     try {
       await this.deps.observer.markRows(batch.traces);
     } catch (err) {
       this.deps.log.warn({ err }, 'metrics rollup marks failed after a commit; its traces stay pending until settled');
+      this.deps.counters.storedLater(stored);
       return;
     }
-    await this.deps.registry.confirm(batch);
+    const confirmed = await this.deps.registry.confirm(batch, (tx) => this.deps.counters.saveStored(tx, stored));
+    if (confirmed) this.deps.counters.storedCommitted(stored);
+    else this.deps.counters.storedLater(stored);
   }
 }
 

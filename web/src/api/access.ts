@@ -53,6 +53,7 @@ export const ACCESS = {
   "GET /v1/failures/clusters": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/failures/clusters/{id}": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/feedback": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
+  "GET /v1/ingest/stats": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/llm-connections": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/llm-connections/{id}": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/me": {"tokens":["session"],"roles":["owner","member","viewer"],"plan":null},

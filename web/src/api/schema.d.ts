@@ -2574,6 +2574,212 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ingest/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Received, stored and refused traces and spans per project and minute
+         * @description Counts of native and OTLP (HTTP and gRPC) ingest per UTC minute of arrival: spans_received = spans_stored + the sum of refused (by reason), and traces likewise with refused_traces. Default range: the last hour; at most 24 hours. Counts decided in memory (received, most refusals) reach the table about once a second per server; stored counts are written by the transactions that store. See docs/ingest.md, "Received vs stored". Rate bucket: query.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only this project (404 when it is not a project of the tenant; archived ones count). Omitted: every project, and the refusals that name none (project_id null). */
+                    project_id?: string;
+                    /** @description Start (inclusive), rounded down to the minute. Default: `to` minus one hour. */
+                    from?: string;
+                    /** @description End (exclusive), rounded up to the minute. Default: now. At most 1440 minutes (24 hours) from `from`. */
+                    to?: string;
+                    /** @description Rows per page (default and maximum 1,000). */
+                    limit?: number;
+                    /** @description next_cursor of the previous page; it carries the range and project, so other parameters are ignored with it. */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description IngestStats */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Effective start (a minute). */
+                            from: string;
+                            /** @description Effective end, exclusive (a minute). */
+                            to: string;
+                            project_id: string | null;
+                            /** @description One row per project and minute that has counts, by minute then project; minutes without requests are omitted. */
+                            stats: {
+                                /** @description null: refusals that named no project of the tenant (project_not_found; a session token without project_id). */
+                                project_id: string | null;
+                                /** @description The UTC minute the requests arrived in (every count of a request goes to it). */
+                                minute: string;
+                                /** @description Traces in ingest requests. OTLP: distinct trace ids among the valid spans of a request, once per request a trace appears in. */
+                                traces_received: number;
+                                /** @description Traces acknowledged and readable (OTLP: once per request that stored spans of it). */
+                                traces_stored: number;
+                                /** @description Every span of the requests, valid or not. */
+                                spans_received: number;
+                                /** @description Spans acknowledged and readable. */
+                                spans_stored: number;
+                                /** @description Spans refused, by reason: spans_received = spans_stored + the sum of refused. */
+                                refused: {
+                                    /** @description the trace or span failed validation (400/422; an OTLP span rejected in partialSuccess for its ids, name or times) */
+                                    validation?: number;
+                                    /** @description native: 409 trace_exists (the trace is stored, or its id repeats in the batch) */
+                                    duplicate?: number;
+                                    /** @description native: 503, an earlier write of the same id may still commit */
+                                    in_flight?: number;
+                                    /** @description past the monthly trace quota (402, or rejected in partialSuccess) */
+                                    quota?: number;
+                                    /** @description 403 error.project.archived */
+                                    project_archived?: number;
+                                    /** @description 404: the project named is not one of the tenant (counted under project_id null) */
+                                    project_not_found?: number;
+                                    /** @description OTLP spans of a trace ingested through /v1/ingest */
+                                    native_trace?: number;
+                                    /** @description native: embedding.dimension_mismatch */
+                                    embedding_dimension?: number;
+                                    /** @description a store refused or did not answer (503); nothing was acknowledged */
+                                    store_unavailable?: number;
+                                    /** @description any other failure (500) */
+                                    error?: number;
+                                };
+                                /** @description Traces refused, by reason: traces_received = traces_stored + the sum of refused_traces. An OTLP span that fails validation refuses no trace. */
+                                refused_traces: {
+                                    /** @description the trace or span failed validation (400/422; an OTLP span rejected in partialSuccess for its ids, name or times) */
+                                    validation?: number;
+                                    /** @description native: 409 trace_exists (the trace is stored, or its id repeats in the batch) */
+                                    duplicate?: number;
+                                    /** @description native: 503, an earlier write of the same id may still commit */
+                                    in_flight?: number;
+                                    /** @description past the monthly trace quota (402, or rejected in partialSuccess) */
+                                    quota?: number;
+                                    /** @description 403 error.project.archived */
+                                    project_archived?: number;
+                                    /** @description 404: the project named is not one of the tenant (counted under project_id null) */
+                                    project_not_found?: number;
+                                    /** @description OTLP spans of a trace ingested through /v1/ingest */
+                                    native_trace?: number;
+                                    /** @description native: embedding.dimension_mismatch */
+                                    embedding_dimension?: number;
+                                    /** @description a store refused or did not answer (503); nothing was acknowledged */
+                                    store_unavailable?: number;
+                                    /** @description any other failure (500) */
+                                    error?: number;
+                                };
+                            }[];
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /**
+                 * @description - `bad_request`: The request is malformed: invalid JSON, or a value of the wrong type or shape (`details` names each field).
+                 *     - `invalid_cursor`: The cursor is malformed or belongs to a listing with other parameters; start again without it.
+                 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "bad_request" | "invalid_cursor";
+                        };
+                    };
+                };
+                /** @description - `unauthorized`: No credential, or one that is malformed, expired, revoked or unknown. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description - `seats_quota_exceeded`: The plan's seats (active and invited members; Starter: 3) are all taken: an invitation, or a first sign-in without one, is refused; `required_plan` names a plan with more. */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "seats_quota_exceeded";
+                        };
+                    };
+                };
+                /** @description - `not_found`: No such resource in the caller's tenant (another tenant's is not found either). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description - `rate_limited`: The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description - `internal_error`: An unexpected failure; it is logged and its message is not shown. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description - `service_unavailable`: A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/traces": {
         parameters: {
             query?: never;

@@ -6,6 +6,8 @@ import type { PriceBook } from '../price-book.js';
 import type { TraceRegistry } from '../registry.js';
 import type { SpanRow } from '../rows.js';
 import { quotaExceeded } from '../service.js';
+import type { IngestCounters } from '../stats/counters.js';
+import { IngestTally, type Part } from '../stats/tally.js';
 import type { TraceWritePath } from '../write-path.js';
 import type { ProjectService } from '../../projects/service.js';
 import type { OtlpResourceSpans } from './decode.js';
@@ -22,6 +24,14 @@ export interface OtlpExportResult {
 }
 
 const MAX_REASONS = 5;
+
+/** A request's spans that passed validation, by trace: each trace's distinct spans and how many copies the request held. */
+interface MappedRequest {
+  byTrace: Map<string, SpanFields[]>;
+  copies: Map<string, number>;
+  /** Every span of the request, valid or not, repeated or not. */
+  received: number;
+}
 
 const earliestStartMs = (spans: readonly SpanFields[]): number =>
   nanosToMillis(spans.reduce((min, s) => (s.startNs < min ? s.startNs : min), spans[0]!.startNs));
@@ -52,49 +62,82 @@ export class OtlpIngestService {
     private readonly projects: ProjectService,
     private readonly writes: TraceWritePath,
     private readonly prices: PriceBook,
+    private readonly counters: IngestCounters,
   ) {}
 
+  /**
+   * Counts (GET /v1/ingest/stats): every span of the request is received; a trace is received once
+   * per request it appears in (among spans that validate: an invalid span names no trace to count).
+   * A span that fails validation is refused as such; a trace's valid spans share its outcome.
+   */
   async export(auth: AuthContext, request: readonly OtlpResourceSpans[], projectParam: string | undefined): Promise<OtlpExportResult> {
-    const project = await this.projects.resolveForIngest(auth.tenantId, projectParam, auth.defaultProjectId);
     const now = Date.now();
-    const rejections = new Rejections();
+    const tally = new IngestTally(this.counters, auth.tenantId, 'otlp', now);
+    return tally.run(async () => {
+      const rejections = new Rejections();
+      const mapped = this.map(request, rejections);
+      const requested = projectParam ?? auth.defaultProjectId;
+      const valid = [...mapped.copies.values()].reduce((n, c) => n + c, 0);
+      let project;
+      try {
+        project = await this.projects.resolveForIngest(auth.tenantId, projectParam, auth.defaultProjectId);
+      } catch (err) {
+        // The request is refused whole, its invalid spans too: they count under the project's refusal.
+        tally.refuseForProject([tally.part(requested, mapped.byTrace.size, mapped.received)], err);
+        throw err;
+      }
+      tally.refuse(project.id, 'validation', 0, mapped.received - valid);
+      const perTrace = new Map([...mapped.copies].map(([traceId, copies]) => [traceId, tally.part(project.id, 1, copies)]));
 
-    // Validate and map; the first copy of a repeated (trace, span) wins.
+      const { targets, fresh } = await this.placeTraces(auth, project.id, mapped, perTrace, rejections, new Date(now));
+      const prices = await this.prices.forTenant(auth.tenantId);
+      const rows: SpanRow[] = [];
+      const otlpSpans: OtlpSpanWrite[] = [];
+      for (const [traceId, projectId] of targets) {
+        const scope = { tenantId: auth.tenantId, projectId, prices, now };
+        perTrace.get(traceId)!.projectId = projectId;
+        for (const fields of mapped.byTrace.get(traceId)!) {
+          const { row, summary } = buildSpan(fields, scope);
+          rows.push(row);
+          otlpSpans.push(otlpSpanWrite(scope, fields, summary));
+        }
+      }
+      // On failure the exporter retries, and re-sent spans collapse onto the same rows.
+      if (rows.length > 0) {
+        const stored = tally.hand([...targets.keys()].map((traceId) => perTrace.get(traceId)!));
+        await this.writes.commit({ tenantId: auth.tenantId, spans: rows, otlpSpans, reservedIds: fresh, stored });
+      }
+      return { acceptedSpans: rows.length, rejectedSpans: rejections.count, errorMessage: rejections.message(), traceIds: [...targets.keys()] };
+    });
+  }
+
+  /** Validates and maps every span; the first copy of a repeated (trace, span) wins, the others are counted with it. */
+  private map(request: readonly OtlpResourceSpans[], rejections: Rejections): MappedRequest {
     const byTrace = new Map<string, SpanFields[]>();
+    const copies = new Map<string, number>();
     const seen = new Set<string>();
+    let received = 0;
     for (const rs of request) {
       for (const ss of rs.scopeSpans) {
         for (const span of ss.spans) {
+          received += 1;
           const mapped = mapSpan(span, rs.resource, ss.scope);
           if (!mapped.ok) {
             rejections.add(mapped.reason);
             continue;
           }
-          const key = `${mapped.fields.traceId}/${mapped.fields.spanId}`;
+          const { traceId, spanId } = mapped.fields;
+          copies.set(traceId, (copies.get(traceId) ?? 0) + 1);
+          const key = `${traceId}/${spanId}`;
           if (seen.has(key)) continue;
           seen.add(key);
-          const spans = byTrace.get(mapped.fields.traceId) ?? [];
+          const spans = byTrace.get(traceId) ?? [];
           spans.push(mapped.fields);
-          byTrace.set(mapped.fields.traceId, spans);
+          byTrace.set(traceId, spans);
         }
       }
     }
-
-    const { targets, fresh } = await this.placeTraces(auth, project.id, byTrace, rejections, new Date(now));
-    const prices = await this.prices.forTenant(auth.tenantId);
-    const rows: SpanRow[] = [];
-    const otlpSpans: OtlpSpanWrite[] = [];
-    for (const [traceId, projectId] of targets) {
-      const scope = { tenantId: auth.tenantId, projectId, prices, now };
-      for (const fields of byTrace.get(traceId)!) {
-        const { row, summary } = buildSpan(fields, scope);
-        rows.push(row);
-        otlpSpans.push(otlpSpanWrite(scope, fields, summary));
-      }
-    }
-    // On failure the exporter retries, and re-sent spans collapse onto the same rows.
-    if (rows.length > 0) await this.writes.commit({ tenantId: auth.tenantId, spans: rows, otlpSpans, reservedIds: fresh });
-    return { acceptedSpans: rows.length, rejectedSpans: rejections.count, errorMessage: rejections.message(), traceIds: [...targets.keys()] };
+    return { byTrace, copies, received };
   }
 
   /**
@@ -105,21 +148,28 @@ export class OtlpIngestService {
   private async placeTraces(
     auth: AuthContext,
     projectId: string,
-    byTrace: ReadonlyMap<string, SpanFields[]>,
+    mapped: MappedRequest,
+    parts: ReadonlyMap<string, Part>,
     rejections: Rejections,
     now: Date,
   ): Promise<{ targets: Map<string, string>; fresh: string[] }> {
     const targets = new Map<string, string>();
-    if (byTrace.size === 0) return { targets, fresh: [] };
-    const entries = [...byTrace].map(([traceId, spans]) => ({ traceId, startedAtMs: earliestStartMs(spans) }));
+    if (mapped.byTrace.size === 0) return { targets, fresh: [] };
+    const entries = [...mapped.byTrace].map(([traceId, spans]) => ({ traceId, startedAtMs: earliestStartMs(spans), spans: mapped.copies.get(traceId)! }));
     const quota = PLANS[auth.plan].tracesPerMonth;
     const registration = await this.registry.registerOtlp(auth.tenantId, projectId, entries, quota, now);
     for (const id of registration.fresh) targets.set(id, projectId);
     for (const known of registration.existing) {
       if (known.source === 'otlp') targets.set(known.traceId, known.projectId);
-      else rejections.add(`trace ${known.traceId} was ingested through /v1/ingest and cannot take OTLP spans`, byTrace.get(known.traceId)!.length);
+      else {
+        rejections.add(`trace ${known.traceId} was ingested through /v1/ingest and cannot take OTLP spans`, mapped.copies.get(known.traceId)!);
+        parts.get(known.traceId)!.outcome = { kind: 'refused', reason: 'native_trace' };
+      }
     }
-    for (const id of registration.overQuota) rejections.add(quotaExceeded(quota).message, byTrace.get(id)!.length);
+    for (const id of registration.overQuota) {
+      rejections.add(quotaExceeded(quota).message, mapped.copies.get(id)!);
+      parts.get(id)!.outcome = { kind: 'quota' };
+    }
     if (targets.size === 0 && registration.overQuota.length > 0) throw quotaExceeded(quota);
     return { targets, fresh: registration.fresh };
   }
