@@ -64,7 +64,11 @@ beforeAll(async () => {
   // Healthy traces in the hours before, so that the charts draw lines.
   const healthy = (hoursBefore: number) =>
     aTrace({ spans: [aSpan({ cost: 0.001 * hoursBefore, end_time: new Date(minute(-60 * hoursBefore).getTime() + 300 * hoursBefore).toISOString() }, minute(-60 * hoursBefore))] });
-  await ingestTraces(ctx.app, t, [failing(1), failing(2), failing(3), healthy(1), healthy(2), healthy(3), healthy(4)]);
+  const traces = [failing(1), failing(2), failing(3), healthy(1), healthy(2), healthy(3), healthy(4)];
+  await ingestTraces(ctx.app, t, traces);
+  // Two refusals for the page's received/stored/refused: a trace sent again (409) and one without a name (422).
+  expect((await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: traces[0] })).statusCode).toBe(409);
+  expect((await ctx.app.inject({ method: 'POST', url: '/v1/ingest', headers: t.auth, payload: { ...aTrace(), name: undefined } })).statusCode).toBe(422);
   const found = await pollUntil(clusters, (cs) => cs.some((c) => c.count >= 3), 300, 100);
   expect(found).toMatchObject([{ count: 3 }]);
   const metrics = await pollUntil(
@@ -176,7 +180,34 @@ describe('metrics', () => {
     const anomaly = page.locator('table.anomalies tbody tr', { hasText: 'Error rate' });
     await anomaly.waitFor(WAIT);
     expect(await anomaly.textContent()).toContain('critical');
+    // The screenshot shows the ingest counts below the anomalies too.
+    await page.locator('table.ingest-totals').waitFor(WAIT);
     await check('metrics');
+  });
+
+  it('shows what ingest received, stored and refused, per minute and by reason', async () => {
+    const totals = page.locator('table.ingest-totals tbody tr');
+    await totals.first().waitFor(WAIT);
+    const cells = async (row: ReturnType<typeof page.locator>) => (await row.locator('th, td').allTextContents()).map((s) => s.trim());
+    // 7 stored, one duplicate and one invalid trace, of one span each.
+    expect(await cells(totals.nth(0))).toEqual(['Traces', '9', '7', '2']);
+    expect(await cells(totals.nth(1))).toEqual(['Spans', '9', '7', '2']);
+    const reasons = page.locator('table.ingest-refusals tbody tr');
+    expect(await cells(reasons.filter({ hasText: 'Invalid' }))).toEqual(['Invalid', '1', '1']);
+    expect(await cells(reasons.filter({ hasText: 'Duplicate' }))).toEqual(['Duplicate id (409)', '1', '1']);
+    expect(await reasons.count()).toBe(2);
+    expect(Number(await page.locator('figure[aria-labelledby="chart-ingest-title"]').getAttribute('data-points'))).toBeGreaterThan(0);
+
+    // Another project has none of it (the page is opened again, so that its picker lists the new project).
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'quiet' } })).statusCode).toBe(201);
+    await open('Failures', 'Failures');
+    await open('Metrics', 'Metrics');
+    await page.locator('select[name="project_id"]').selectOption({ label: 'quiet' });
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Nothing was refused in this range.').waitFor(WAIT);
+    expect(await cells(page.locator('table.ingest-totals tbody tr').nth(0))).toEqual(['Traces', '0', '0', '0']);
+    await check();
+    await page.getByRole('button', { name: 'Clear' }).click();
   });
 
   it('keeps the initial JS within budget, without the charting library', () => {

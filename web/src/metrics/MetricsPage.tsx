@@ -8,6 +8,7 @@ import { isoToLocalInput, localInputToIso } from '../traces/filters';
 import { formatCost, formatCount, formatDuration, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { Chart, type Band, type ChartSeries } from './Chart';
+import { IngestStats } from './IngestStats';
 
 type MetricsQuery = NonNullable<paths['/v1/metrics']['get']['parameters']['query']>;
 type Metrics = Ok<'/v1/metrics'>;
@@ -28,7 +29,10 @@ const formatRate = (v: number) => `${(v * 100).toFixed(v < 0.1 ? 1 : 0)} %`;
 const formatMs = (v: number) => formatDuration(Math.round(v));
 const formatTokens = (v: number) => formatCount(Math.round(v));
 
-/** Metrics of traces over time (GET /v1/metrics), anomalies (GET /v1/anomalies) shaded on them; filters in the URL. */
+/**
+ * Metrics of traces over time (GET /v1/metrics), anomalies (GET /v1/anomalies) shaded on them, and
+ * what ingest received, stored and refused (GET /v1/ingest/stats); filters in the URL.
+ */
 export default function MetricsPage() {
   const [params, setParams] = useSearchParams();
   const query: MetricsQuery = {};
@@ -63,7 +67,7 @@ export default function MetricsPage() {
   return (
     <>
       <h1>Metrics</h1>
-      <p className="hint">Trace count, error rate, latency, tokens and cost per bucket (UTC-aligned; by default the last 24 hours). Anomaly windows are shaded on the charts and listed below them.</p>
+      <p className="hint">Trace count, error rate, latency, tokens and cost per bucket (UTC-aligned; by default the last 24 hours). Anomaly windows are shaded on the charts and listed below them; below those, what ingest received, stored and refused.</p>
       <form className="filters" onSubmit={submit} onReset={() => setParams({})} aria-label="Metrics filters" key={params.toString()}>
         <label>
           Interval
@@ -224,6 +228,7 @@ function MetricsView({ metrics, projectName }: { metrics: Metrics; projectName: 
         </table>
       )}
       {anomalies.data?.has_more && <p className="hint">More anomalies than shown: narrow the range.</p>}
+      <IngestStats from={from} to={to} projectId={project_id} />
     </>
   );
 }
