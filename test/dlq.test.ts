@@ -58,8 +58,9 @@ describe('/v1/dlq', () => {
       50,
     );
     expect(deliveredAgain).toHaveLength(9);
-    const [dispatch] = await ctx.stores.sql<{ state: string }[]>`select state from webhook_dispatches where event_id = ${eventId}`;
-    expect(dispatch!.state).toBe('delivered');
+    // The worker records the outcome once the receiver's answer is in: after the receiver saw the request.
+    const dispatchState = async () => (await ctx.stores.sql<{ state: string }[]>`select state from webhook_dispatches where event_id = ${eventId}`)[0]?.state;
+    expect(await pollUntil(dispatchState, (state) => state !== 'pending', 100, 50)).toBe('delivered');
     expect((await call('GET', '/v1/dlq', owner)).json().entries).toEqual([]);
     expect((await call('GET', '/v1/dlq?state=resolved', owner)).json().entries.map((e: { id: string }) => e.id)).toEqual([id]);
     const again = await call('POST', `/v1/dlq/${id}/retry`, owner);
