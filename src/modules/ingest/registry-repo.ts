@@ -1,3 +1,4 @@
+import { KeyedBatcher } from '../../platform/keyed-batcher.js';
 import { observeStoreCall } from '../../platform/metrics.js';
 import { usageMonth } from '../../platform/time.js';
 import type { Sql, TxSql } from '../../stores/pg.js';
@@ -46,62 +47,88 @@ export interface AbandonedReservation {
 
 const uuids = (ids: readonly string[]) => ids as string[];
 
+export interface ClaimOptions {
+  quota: number | null;
+  now: Date;
+  source: TraceSource;
+  writer: string;
+}
+
+interface ClaimRequest {
+  tenantId: string;
+  projectId: string;
+  entries: readonly RegistryEntry[];
+  options: ClaimOptions;
+}
+
+/**
+ * One transaction for the claims of one tenant and month, in submission order: each id belongs
+ * to the first request that names it, and the quota left is spent request by request.
+ */
+function claimBatch(sql: Sql, requests: readonly ClaimRequest[]): Promise<Claim[]> {
+  const { tenantId } = requests[0]!;
+  const month = usageMonth(requests[0]!.options.now);
+  const rows = requests.flatMap((r) => r.entries.map((e) => ({ ...e, projectId: r.projectId, source: r.options.source, writer: r.options.writer })));
+  return observeStoreCall('postgres', 'ingest.claim', () =>
+    sql.begin(async (tx) => {
+      const [usage] = await tx<{ traces: number }[]>`
+        insert into trace_usage (tenant_id, month, traces) values (${tenantId}, ${month}, 0)
+        on conflict (tenant_id, month) do update set traces = trace_usage.traces
+        returning traces`;
+      const inserted = await tx<{ trace_id: string }[]>`
+        insert into trace_registry (tenant_id, trace_id, project_id, started_at, source, state, writer)
+        select ${tenantId}, t.id, t.project_id, to_timestamp(t.ms / 1000.0), t.source, 'pending', t.writer
+        from unnest(${rows.map((r) => r.traceId)}::uuid[], ${rows.map((r) => r.startedAtMs)}::float8[], ${rows.map((r) => r.projectId)}::uuid[],
+                    ${rows.map((r) => r.source)}::text[], ${rows.map((r) => r.writer)}::uuid[]) as t(id, ms, project_id, source, writer)
+        on conflict (tenant_id, trace_id) do nothing
+        returning trace_id`;
+      const unowned = new Set(inserted.map((r) => r.trace_id));
+      let used = usage!.traces;
+      const refusals: ReturnType<typeof emptyDelta>[] = [];
+      const result = requests.map((r) => {
+        const claim: Claim = { accepted: [], taken: [], overQuota: [] };
+        for (const { traceId } of r.entries) {
+          if (!unowned.delete(traceId)) claim.taken.push(traceId);
+          else if (r.options.quota === null || used < r.options.quota) {
+            claim.accepted.push(traceId);
+            used += 1;
+          } else claim.overQuota.push(traceId);
+        }
+        if (claim.overQuota.length > 0) {
+          const over = new Set(claim.overQuota);
+          const refusal = emptyDelta(tenantId, r.projectId, minuteOf(r.options.now.getTime()));
+          refusal.refusedTraces.quota = over.size;
+          const spans = r.entries.reduce((n, e) => n + (over.has(e.traceId) ? (e.spans ?? 0) : 0), 0);
+          if (spans > 0) refusal.refusedSpans.quota = spans;
+          refusals.push(refusal);
+        }
+        return claim;
+      });
+      const overQuota = result.flatMap((c) => c.overQuota);
+      if (overQuota.length > 0) await tx`delete from trace_registry where tenant_id = ${tenantId} and trace_id = any(${overQuota}::uuid[])`;
+      if (used > usage!.traces) {
+        await tx`update trace_usage set traces = traces + ${used - usage!.traces} where tenant_id = ${tenantId} and month = ${month}`;
+      }
+      if (refusals.length > 0) await addCounts(tx, refusals);
+      return result;
+    }),
+  );
+}
+
 /** SQL of the trace registry, the monthly trace usage and the ingest writers (Postgres). */
 export function registryRepository(sql: Sql) {
+  const claims = new KeyedBatcher<ClaimRequest, Claim>((_key, requests) => claimBatch(sql, requests));
   return {
     /**
      * Registers new trace ids as pending writes of `writer` and counts them against the monthly
-     * quota in one transaction. The usage row lock orders concurrent requests of a tenant, so the
-     * quota is never overshot. Ids already registered come back as taken; ids past the quota as
-     * overQuota (their rows are not kept), and counted refused (`quota`) in the ingest counts of
-     * `now`'s minute by this transaction, last.
+     * quota. The usage row lock orders concurrent requests of a tenant, so the quota is never
+     * overshot; the claims of one tenant and month that arrive while its previous transaction runs
+     * are made together in the next one (claimBatch). Ids already registered come back as taken;
+     * ids past the quota as overQuota (their rows are not kept), and counted refused (`quota`) in
+     * the ingest counts of `now`'s minute by that transaction, last.
      */
-    async claim(
-      tenantId: string,
-      projectId: string,
-      entries: readonly RegistryEntry[],
-      options: { quota: number | null; now: Date; source: TraceSource; writer: string },
-    ): Promise<Claim> {
-      return observeStoreCall('postgres', 'ingest.claim', () =>
-        sql.begin(async (tx) => {
-          const month = usageMonth(options.now);
-          const [usage] = await tx<{ traces: number }[]>`
-            insert into trace_usage (tenant_id, month, traces) values (${tenantId}, ${month}, 0)
-            on conflict (tenant_id, month) do update set traces = trace_usage.traces
-            returning traces`;
-          const ids = entries.map((e) => e.traceId);
-          const inserted = await tx<{ trace_id: string }[]>`
-            insert into trace_registry (tenant_id, trace_id, project_id, started_at, source, state, writer)
-            select ${tenantId}, t.id, ${projectId}, to_timestamp(t.ms / 1000.0), ${options.source}, 'pending', ${options.writer}
-            from unnest(${ids}::uuid[], ${entries.map((e) => e.startedAtMs)}::float8[]) as t(id, ms)
-            on conflict (tenant_id, trace_id) do nothing
-            returning trace_id`;
-          const fresh = new Set(inserted.map((r) => r.trace_id));
-          const remaining = options.quota === null ? Infinity : Math.max(0, options.quota - usage!.traces);
-          const claim: Claim = { accepted: [], taken: [], overQuota: [] };
-          for (const id of ids) {
-            if (!fresh.has(id)) claim.taken.push(id);
-            else if (claim.accepted.length < remaining) claim.accepted.push(id);
-            else claim.overQuota.push(id);
-          }
-          if (claim.overQuota.length > 0) {
-            await tx`delete from trace_registry where tenant_id = ${tenantId} and trace_id = any(${claim.overQuota}::uuid[])`;
-          }
-          if (claim.accepted.length > 0) {
-            await tx`update trace_usage set traces = traces + ${claim.accepted.length}
-                     where tenant_id = ${tenantId} and month = ${month}`;
-          }
-          if (claim.overQuota.length > 0) {
-            const over = new Set(claim.overQuota);
-            const refusal = emptyDelta(tenantId, projectId, minuteOf(options.now.getTime()));
-            refusal.refusedTraces.quota = over.size;
-            const spans = entries.reduce((n, e) => n + (over.has(e.traceId) ? (e.spans ?? 0) : 0), 0);
-            if (spans > 0) refusal.refusedSpans.quota = spans;
-            await addCounts(tx, [refusal]);
-          }
-          return claim;
-        }),
-      );
+    claim(tenantId: string, projectId: string, entries: readonly RegistryEntry[], options: ClaimOptions): Promise<Claim> {
+      return claims.submit(`${tenantId}|${usageMonth(options.now)}`, { tenantId, projectId, entries, options });
     },
 
     async lookup(tenantId: string, traceIds: readonly string[]): Promise<RegisteredTrace[]> {

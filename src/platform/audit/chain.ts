@@ -1,6 +1,7 @@
 import type { Sql } from '../../stores/pg.js';
 import { sha256Hex } from '../crypto.js';
 import { newId } from '../ids.js';
+import { KeyedBatcher } from '../keyed-batcher.js';
 import { observeStoreCall } from '../metrics.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -65,33 +66,53 @@ export function rowHash(row: Omit<AuditRow, 'hash'>): string {
 
 /**
  * Appends one row. The tenant's head row is locked for the transaction, so concurrent writers
- * queue behind each other and every row links to exactly one predecessor (no forks).
+ * queue behind each other and every row links to exactly one predecessor (no forks). Appends of
+ * one tenant in this process are batched (KeyedBatcher): one transaction links all the rows that
+ * arrived while the previous one ran, so busy tenants (an audit row per ingest request) do not
+ * queue a transaction per row on the head's lock.
  */
-export async function appendAudit(sql: Sql, tenantId: string, entry: AuditEntry): Promise<AuditRow> {
+export function appendAudit(sql: Sql, tenantId: string, entry: AuditEntry): Promise<AuditRow> {
+  let batcher = batchers.get(sql);
+  if (!batcher) {
+    batcher = new KeyedBatcher((tenant, entries) => appendBatch(sql, tenant, entries));
+    batchers.set(sql, batcher);
+  }
+  return batcher.submit(tenantId, entry);
+}
+
+const batchers = new WeakMap<Sql, KeyedBatcher<AuditEntry, AuditRow>>();
+
+function appendBatch(sql: Sql, tenantId: string, entries: readonly AuditEntry[]): Promise<AuditRow[]> {
   return observeStoreCall('postgres', 'audit.append', () =>
     sql.begin(async (tx) => {
       await tx`insert into audit_heads (tenant_id, seq, head_hash) values (${tenantId}, 0, ${GENESIS_HASH})
                on conflict (tenant_id) do nothing`;
       const [head] = await tx<{ seq: number; head_hash: string }[]>`
         select seq, head_hash from audit_heads where tenant_id = ${tenantId} for update`;
-      const base = {
-        tenant_id: tenantId,
-        seq: head!.seq + 1,
-        id: newId(),
-        created_at: new Date(),
-        actor_type: entry.actorType,
-        actor_id: entry.actorId,
-        action: entry.action,
-        resource_type: entry.resourceType,
-        resource_id: entry.resourceId,
-        request_id: entry.requestId,
-        details: JSON.parse(canonicalJson(entry.details)) as Record<string, unknown>,
-        prev_hash: head!.head_hash,
-      };
-      const row: AuditRow = { ...base, hash: rowHash(base) };
-      await tx`insert into audit_log ${tx(row as unknown as Record<string, never>)}`;
-      await tx`update audit_heads set seq = ${row.seq}, head_hash = ${row.hash} where tenant_id = ${tenantId}`;
-      return row;
+      const rows: AuditRow[] = [];
+      let prev = { seq: head!.seq, hash: head!.head_hash };
+      for (const entry of entries) {
+        const base = {
+          tenant_id: tenantId,
+          seq: prev.seq + 1,
+          id: newId(),
+          created_at: new Date(),
+          actor_type: entry.actorType,
+          actor_id: entry.actorId,
+          action: entry.action,
+          resource_type: entry.resourceType,
+          resource_id: entry.resourceId,
+          request_id: entry.requestId,
+          details: JSON.parse(canonicalJson(entry.details)) as Record<string, unknown>,
+          prev_hash: prev.hash,
+        };
+        const row: AuditRow = { ...base, hash: rowHash(base) };
+        rows.push(row);
+        prev = { seq: row.seq, hash: row.hash };
+      }
+      await tx`insert into audit_log ${tx(rows as unknown as Record<string, never>[])}`;
+      await tx`update audit_heads set seq = ${prev.seq}, head_hash = ${prev.hash} where tenant_id = ${tenantId}`;
+      return rows;
     }),
   );
 }
