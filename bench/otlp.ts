@@ -586,13 +586,20 @@ async function main() {
   // What was acknowledged must be in ClickHouse: count it with the server stopped.
   const ch = await openClickHouse(DIR);
   let stored;
+  let parts;
   try {
     [stored] = await ch.rows<{ otlp_spans: string; native_spans: string; traces: string }>(
       'bench.count',
       `SELECT (SELECT countIf(otel_trace_id != '') FROM spans WHERE tenant_id = {t:UUID}) AS otlp_spans,
               (SELECT countIf(otel_trace_id = '') FROM spans WHERE tenant_id = {t:UUID}) AS native_spans,
-              (SELECT count() FROM traces FINAL WHERE tenant_id = {t:UUID}) AS traces`,
+              (SELECT count() FROM traces FINAL WHERE tenant_id = {t:UUID} AND is_deleted = 0) AS traces`,
       { t: tenant.tenant_id },
+    );
+    // Bytes on disk per stored row, as the active parts hold them when the run ends (merges go on).
+    parts = await ch.rows<{ table: string; rows: string; bytes_on_disk: string; uncompressed: string }>(
+      'bench.parts',
+      `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes_on_disk, sum(data_uncompressed_bytes) AS uncompressed
+       FROM system.parts WHERE active AND database = currentDatabase() AND table IN ('spans', 'traces') GROUP BY table`,
     );
   } finally {
     await ch.closeFully();
@@ -652,6 +659,12 @@ async function main() {
     find_max_runs: max?.runs,
     throughput: compared,
     server_rss_mib: memory,
+    storage: Object.fromEntries(
+      (parts ?? []).map((p) => [
+        p.table,
+        { rows: Number(p.rows), bytes_on_disk: Number(p.bytes_on_disk), bytes_per_row: +(Number(p.bytes_on_disk) / Math.max(1, Number(p.rows))).toFixed(1), uncompressed_bytes_per_row: +(Number(p.uncompressed) / Math.max(1, Number(p.rows))).toFixed(1) },
+      ]),
+    ),
     verification,
     targets: { lag_p99_ms_at_1000_traces_per_s: '<= 2000', ratio_otlp_to_native: '>= 0.9' },
   };

@@ -124,9 +124,9 @@ export class TraceWritePath {
           const locked = await this.deps.states.lock(tx, distinctTraces(batch.otlpSpans));
           const derived = await this.deps.deriver.derive(locked, batch.otlpSpans, Date.now());
           await writeTraceBatch(this.deps.ch, { spans: batch.spans, traces: [...batch.traces, ...derived.rows] });
-          const saved = await this.saveOtlp(tx, derived);
-          // Last, so the row lock of a busy minute is held only until the commit.
-          await this.deps.counters.saveStored(tx, otlpStored);
+          // Sent together (postgres.js pipelines them on the transaction's connection): one round
+          // trip, so the locks they take are held only until the commit, not across event-loop turns.
+          const [saved] = await Promise.all([this.saveOtlp(tx, derived), this.deps.counters.saveStored(tx, otlpStored)]);
           return saved;
         });
       }
@@ -140,8 +140,10 @@ export class TraceWritePath {
 
   /** In the commit's transaction: the traces committed with their states, their minutes marked for the metrics rollup. */
   private async saveOtlp(tx: TxSql, derived: DerivedTraces) {
-    const restored = await this.deps.states.save(tx, derived.saved, this.deps.registry.writerId);
-    await this.deps.observer.markRowsIn(tx, derived.rows);
+    const [restored] = await Promise.all([
+      this.deps.states.save(tx, derived.saved, this.deps.registry.writerId),
+      this.deps.observer.markRowsIn(tx, derived.rows),
+    ]);
     return restored;
   }
 
