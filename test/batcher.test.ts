@@ -23,8 +23,8 @@ describe('GroupCommitBatcher', () => {
     const { writes, write } = controlledWrite();
     const events: string[] = [];
     const batcher = new GroupCommitBatcher(write, async (batch) => void events.push(`confirm ${batch.registrations.map((r) => r.traceId).join(',')}`), options);
-    const a = batcher.submit([], [], [registration('a')]).then(() => events.push('a answered'));
-    const b = batcher.submit([], [], [registration('b')]).then(() => events.push('b answered'));
+    const a = batcher.submit({ registrations: [registration('a')] }).then(() => events.push('a answered'));
+    const b = batcher.submit({ registrations: [registration('b')] }).then(() => events.push('b answered'));
     await tick();
     expect(writes).toHaveLength(1);
     expect(events).toEqual([]);
@@ -37,12 +37,12 @@ describe('GroupCommitBatcher', () => {
     const { writes, write } = controlledWrite();
     const confirmed: string[] = [];
     const batcher = new GroupCommitBatcher(write, async (batch) => void confirmed.push(...batch.registrations.map((r) => r.traceId)), options);
-    const late = batcher.submit([], [], [registration('late')]);
+    const late = batcher.submit({ registrations: [registration('late')] });
     await expect(late).rejects.toBeInstanceOf(WriteTimeoutError);
     expect(confirmed).toEqual([]);
 
     // The slot is free again: the next request is written without waiting for the stuck one.
-    const next = batcher.submit([], [], [registration('next')]);
+    const next = batcher.submit({ registrations: [registration('next')] });
     await tick();
     expect(writes).toHaveLength(2);
     writes[1]!.commit();
@@ -56,7 +56,7 @@ describe('GroupCommitBatcher', () => {
     const { writes, write } = controlledWrite();
     let confirmations = 0;
     const batcher = new GroupCommitBatcher(write, async () => void (confirmations += 1), options);
-    const failing = batcher.submit([], [], [registration('x')]);
+    const failing = batcher.submit({ registrations: [registration('x')] });
     await tick();
     writes[0]!.fail(new Error('insert refused'));
     await expect(failing).rejects.toThrow('insert refused');

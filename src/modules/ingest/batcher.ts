@@ -14,6 +14,9 @@ export interface RowBatch {
   stored: StoredCount[];
 }
 
+/** One request's share of a batch; what it lacks is empty. */
+export type SubmittedRows = { readonly [K in keyof RowBatch]?: readonly RowBatch[K][number][] };
+
 export interface BatcherOptions {
   maxRows: number;
   maxWaitMs: number;
@@ -65,19 +68,14 @@ export class GroupCommitBatcher {
     private readonly options: BatcherOptions,
   ) {}
 
-  submit(
-    traces: readonly TraceRow[],
-    spans: readonly SpanRow[],
-    registrations: readonly Registration[],
-    otlpSpans: readonly OtlpSpanWrite[] = [],
-    stored: readonly StoredCount[] = [],
-  ): Promise<void> {
+  submit(rows: SubmittedRows): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.pending.traces.push(...traces);
-      this.pending.spans.push(...spans);
-      this.pending.registrations.push(...registrations);
-      this.pending.otlpSpans.push(...otlpSpans);
-      this.pending.stored.push(...stored);
+      const { pending } = this;
+      pending.traces.push(...(rows.traces ?? []));
+      pending.spans.push(...(rows.spans ?? []));
+      pending.registrations.push(...(rows.registrations ?? []));
+      pending.otlpSpans.push(...(rows.otlpSpans ?? []));
+      pending.stored.push(...(rows.stored ?? []));
       this.waiters.push({ resolve, reject });
       if (this.rowCount() >= this.options.maxRows) this.flushSoon(0);
       else this.flushSoon(this.options.maxWaitMs);

@@ -1,15 +1,13 @@
 import { unavailable } from '../../platform/errors.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { TxSql } from '../../stores/pg.js';
-import { GroupCommitBatcher, WriteTimeoutError, type BatcherOptions, type RowBatch } from './batcher.js';
+import { GroupCommitBatcher, WriteTimeoutError, type BatcherOptions, type RowBatch, type SubmittedRows } from './batcher.js';
 import type { OtlpTraceDeriver, DerivedTraces } from './otlp/derive.js';
 import type { OtlpStateRepository, TraceKey } from './otlp/state-repo.js';
 import type { OtlpSpanWrite } from './otlp/trace-state.js';
 import type { RegistryLog, TraceRegistry } from './registry.js';
-import type { Registration } from './registry-repo.js';
-import { TRACE_COLUMNS, type SpanRow, type TraceRow } from './rows.js';
+import { TRACE_COLUMNS } from './rows.js';
 import type { IngestCounters } from './stats/counters.js';
-import type { StoredCount } from './stats/types.js';
 import { writeTraceBatch } from './writer.js';
 
 /** Learns of trace rows written or rewritten (the metrics rollup recomputes their minutes). */
@@ -29,19 +27,14 @@ export interface WritePathDeps {
   log: RegistryLog;
 }
 
-/** What one request hands to the write path. */
-export interface RequestRows {
+/**
+ * What one request hands to the write path: native trace rows with their spans and registrations,
+ * or OTLP spans whose traces' rows the group commit derives, and what it counts as stored.
+ */
+export interface RequestRows extends SubmittedRows {
   tenantId: string;
-  /** Native: whole trace rows with their spans and registrations. */
-  traces?: readonly TraceRow[];
-  spans?: readonly SpanRow[];
-  registrations?: readonly Registration[];
-  /** OTLP: spans whose traces' rows are derived in the group commit. */
-  otlpSpans?: readonly OtlpSpanWrite[];
   /** Ids this request reserved in the registry: released to settlement if the write fails. */
   reservedIds: readonly string[];
-  /** What the request counts as stored once its rows commit (per project). */
-  stored?: readonly StoredCount[];
 }
 
 /**
@@ -83,7 +76,7 @@ export class TraceWritePath {
    */
   async commit(rows: RequestRows): Promise<void> {
     try {
-      await this.batcher.submit(rows.traces ?? [], rows.spans ?? [], rows.registrations ?? [], rows.otlpSpans ?? [], rows.stored ?? []);
+      await this.batcher.submit(rows);
     } catch (err) {
       this.deps.log.warn({ err, tenant_id: rows.tenantId }, 'a group commit failed; its requests are answered 503');
       if (!(err instanceof WriteTimeoutError)) await this.deps.registry.abandon(rows.tenantId, rows.reservedIds).catch(() => {});
