@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { traceUuid } from '../src/platform/otel-ids.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';
 import { getJson, ingestTraces, listAll } from './helpers/trace-api.js';
 import { drainOutbox, pollUntil, startAppWithWorkers } from './helpers/workers.js';

@@ -5,7 +5,7 @@ import { ClusterRecorder, type EventSink } from '../src/modules/failures/cluster
 import { clusterRepository } from '../src/modules/failures/clusters-repo.js';
 import { failureCluster, failureClusterList, failureRule } from '../src/modules/failures/schemas.js';
 import { normalizeError } from '../src/modules/failures/signature.js';
-import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { traceUuid } from '../src/platform/otel-ids.js';
 import { anOtlpRequest, anOtlpSpan, otelTraceId } from './builders/otlp.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from './helpers/app.js';

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { traceUuid } from '../src/platform/otel-ids.js';
 import { anOtlpRequest, anOtlpSpan, otelSpanId, otelTraceId } from './builders/otlp.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeTrace, type NormalizedTrace } from '../src/modules/ingest/normalize.js';
 import { traceInput } from '../src/modules/ingest/schemas.js';
-import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { traceUuid } from '../src/platform/otel-ids.js';
 import { writeTraceBatch } from '../src/modules/ingest/writer.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, otelTraceId } from './builders/otlp.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spanHexOf, traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { spanHexOf, traceUuid } from '../src/platform/otel-ids.js';
 import { tracesData, type TracesData } from '../src/modules/ingest/otlp/schemas.js';
 import { aSpan, aTrace } from './builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, ns, otelSpanId, otelTraceId } from './builders/otlp.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpGrpcServer, traceServiceDefinition, type OtlpGrpcDeps, type OtlpGrpcServer } from '../src/modules/ingest/otlp/grpc.js';
-import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { traceUuid } from '../src/platform/otel-ids.js';
 import { PLANS } from '../src/platform/plans.js';
 import { StoreUnavailableError } from '../src/platform/store-errors.js';
 import { anOtlpRequest, anOtlpSpan, decodeProtobufResponse, toProtobuf } from './builders/otlp.js';

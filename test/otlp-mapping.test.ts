@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Attributes } from '../src/modules/ingest/otlp/attributes.js';
 import type { OtlpSpan } from '../src/modules/ingest/otlp/decode.js';
-import { spanHexOf, spanUuid, traceHexOf, traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { spanHexOf, spanUuid, traceHexOf, traceUuid } from '../src/platform/otel-ids.js';
 import { mapSpan } from '../src/modules/ingest/otlp/mapping.js';
 
 function span(attributes: Attributes, overrides: Partial<OtlpSpan> = {}): OtlpSpan {

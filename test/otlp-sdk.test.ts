@@ -12,7 +12,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spanUuid, traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { spanUuid, traceUuid } from '../src/platform/otel-ids.js';
 import { createTenant, type TestContext, type TestTenant } from './helpers/app.js';
 import { storedSpans, type StoredSpan } from './helpers/stored-spans.js';
 import { pollUntil, startAppWithWorkers } from './helpers/workers.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { traceUuid } from '../src/platform/otel-ids.js';
 import { anOtlpRequest, anOtlpSpan, ns, otelSpanId, otelTraceId } from './builders/otlp.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spanUuid, traceUuid } from '../src/modules/ingest/otlp/ids.js';
+import { spanUuid, traceUuid } from '../src/platform/otel-ids.js';
 import { aTrace } from './builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, decodeProtobufResponse, gzip, ns, otelSpanId, otelTraceId, toProtobuf } from './builders/otlp.js';
 import { createTenant, type TestContext, type TestTenant } from './helpers/app.js';

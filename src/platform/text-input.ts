@@ -19,6 +19,10 @@ export const UNACCEPTED_TEXT = 'must not contain NUL characters or unpaired UTF-
  */
 export const isAcceptedText = (s: string): boolean => !s.includes('\u0000') && (s as unknown as WellFormedString).isWellFormed();
 
+/** `s` with NUL and unpaired surrogates replaced by U+FFFD: text every store keeps as it is. */
+export const toAcceptedText = (s: string): string =>
+  isAcceptedText(s) ? s : (s.replaceAll('\u0000', '\uFFFD') as unknown as WellFormedString).toWellFormed();
+
 /** One refused piece of text: where (`body.filter.name`) and why. */
 export interface TextProblem {
   path: string;

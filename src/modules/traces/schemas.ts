@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
 import { isoDate } from '../../platform/schemas.js';
 import { FAILURE_TYPES } from '../ingest/failures.js';
-import { traceUuid } from '../ingest/otlp/ids.js';
+import { traceUuid } from '../../platform/otel-ids.js';
 
 const count = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const instant = z.iso.datetime({ offset: true });
@@ -65,7 +65,7 @@ const TRACE_ID_FORMS = /^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-f
 /**
  * A trace id in a path: the trace UUID, or the OTel trace id (32 hex digits, any case) as it
  * appears in OTel logs. Ingest stores an OTLP trace under the UUID made of the same 16 bytes
- * (ingest/otlp/ids.ts), so the hex form maps to its UUID without a lookup. Both come out as a
+ * (platform/otel-ids.ts), so the hex form maps to its UUID without a lookup. Both come out as a
  * lowercase UUID.
  */
 export const traceIdParams = z.object({

@@ -1,5 +1,5 @@
 import { notFound } from '../../platform/errors.js';
-import { traceHexOf } from '../ingest/otlp/ids.js';
+import { traceHexOf } from '../../platform/otel-ids.js';
 import type { ControlLoopDepthReader } from './control-loop-depth.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';

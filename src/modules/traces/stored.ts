@@ -1,5 +1,5 @@
 import { clickHouseToIso } from '../../platform/time.js';
-import { spanHexOf } from '../ingest/otlp/ids.js';
+import { spanHexOf } from '../../platform/otel-ids.js';
 import type { Span, Trace } from './schemas.js';
 
 /** Columns of `traces` that a Trace response needs, in the order the spec lists the fields. */
@@ -172,7 +172,7 @@ export function toSpan(row: StoredSpan): Span {
 
 /**
  * The parent's OTel span id, from its UUID: an OTLP span's parent link was made by the same rule
- * as every OTLP span UUID (ingest/otlp/ids.ts), whose last 16 hex digits are the OTel span id.
+ * as every OTLP span UUID (platform/otel-ids.ts), whose last 16 hex digits are the OTel span id.
  * Native spans (no OTel id of their own) and roots have none.
  */
 function otelParentOf(row: StoredSpan): string | null {

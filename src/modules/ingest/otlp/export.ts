@@ -3,7 +3,7 @@ import { decodeCursor, encodeCursor } from '../../../platform/cursor.js';
 import { AppError } from '../../../platform/errors.js';
 import { isoToNanos, nanosToClickHouse } from '../../../platform/time.js';
 import { jsToAnyValue, jsToKeyValues } from './attributes.js';
-import { spanHexOf, traceHexOf } from './ids.js';
+import { spanHexOf, traceHexOf } from '../../../platform/otel-ids.js';
 import type { ExportSpanRow, OtlpRepository } from './repo.js';
 import type { ExportQuery, TracesData } from './schemas.js';
 import { ATTR } from './semconv.js';

@@ -2,7 +2,7 @@ import { classifyFailure, FAILURE_TYPES, type FailureType } from '../failures.js
 import type { SpanFields } from '../normalize.js';
 import { AttributeBag, type AttrValue, type Attributes } from './attributes.js';
 import type { OtlpSpan } from './decode.js';
-import { isSpanHex, isTraceHex, spanUuid, traceUuid } from './ids.js';
+import { isSpanHex, isTraceHex, spanUuid, traceUuid } from '../../../platform/otel-ids.js';
 import { ATTR } from './semconv.js';
 import { implausibleTime } from '../../../platform/time.js';
 

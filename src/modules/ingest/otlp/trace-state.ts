@@ -1,4 +1,5 @@
 import { roundUsd } from '../../../platform/money.js';
+import { isAcceptedText, toAcceptedText } from '../../../platform/text-input.js';
 
 /*
  * An OTLP trace's row, folded span by span. Spans of one trace arrive over any number of requests,
@@ -6,14 +7,12 @@ import { roundUsd } from '../../../platform/money.js';
  * trace's registry row (Postgres), and writes the trace row from it. The fold gives the same row
  * whatever the order of arrival: every order-dependent field keeps its candidate with the rank that
  * decides it (earliest start, ties by span id), and sums count each span once (by its OTel span id).
+ * Text kept in the state goes through toAcceptedText: Postgres jsonb holds neither NUL nor an
+ * unpaired surrogate, which OTLP strings may carry.
  */
 
 const MAX_TAGS = 100;
 const CONTROL = /[\u0000-\u001f]/;
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/** Postgres jsonb stores neither NUL nor lone surrogates, which OTLP strings may carry. */
-const storable = (text: string): string => text.replace(UNSTORABLE, '\uFFFD');
 
 /** What the fold needs of one span: the spans table's fields plus the trace hints in its attributes. */
 export interface SpanFacts {
@@ -80,7 +79,7 @@ function earliest<T>(current: Ranked<T> | null, candidate: Ranked<T>): Ranked<T>
   return current === null || before(candidate, current) ? candidate : current;
 }
 
-const clean = (text: string, max: number): boolean => text.length > 0 && text.length <= max && !CONTROL.test(text) && storable(text) === text;
+const clean = (text: string, max: number): boolean => text.length > 0 && text.length <= max && !CONTROL.test(text) && isAcceptedText(text);
 const cleanTag = (tag: string): boolean => clean(tag, 400);
 const cleanPair = (k: string, v: string): boolean => clean(k, 200) && clean(v, 200);
 
@@ -94,8 +93,8 @@ function rootOf(s: SpanFacts): OtlpTraceState['root'] {
   return {
     ...rankOf(s),
     parentless: s.parentless,
-    name: storable(s.name),
-    session: storable(s.session.slice(0, 256)),
+    name: toAcceptedText(s.name),
+    session: toAcceptedText(s.session.slice(0, 256)),
     tags: s.tags.filter(cleanTag).slice(0, MAX_TAGS),
     tagMap: Object.fromEntries(Object.entries(s.tagMap).filter(([k, v]) => cleanPair(k, v))),
   };
@@ -153,11 +152,11 @@ export function foldSpans(prior: OtlpTraceState | null, spans: readonly SpanFact
     state.prompt += s.promptTokens;
     state.completion += s.completionTokens;
     state.cost = roundUsd(state.cost + s.cost);
-    if (s.failureType) failures.add(storable(s.failureType));
-    if (s.error) state.error = earliest(state.error, { ...rank, value: storable(s.error) });
-    if (s.model && s.type === 'llm') state.llmModel = earliest(state.llmModel, { ...rank, value: storable(s.model) });
-    if (s.model) state.anyModel = earliest(state.anyModel, { ...rank, value: storable(s.model) });
-    if (s.session) state.session = earliest(state.session, { ...rank, value: storable(s.session.slice(0, 256)) });
+    if (s.failureType) failures.add(toAcceptedText(s.failureType));
+    if (s.error) state.error = earliest(state.error, { ...rank, value: toAcceptedText(s.error) });
+    if (s.model && s.type === 'llm') state.llmModel = earliest(state.llmModel, { ...rank, value: toAcceptedText(s.model) });
+    if (s.model) state.anyModel = earliest(state.anyModel, { ...rank, value: toAcceptedText(s.model) });
+    if (s.session) state.session = earliest(state.session, { ...rank, value: toAcceptedText(s.session.slice(0, 256)) });
     for (const tag of s.tags) {
       if (!cleanTag(tag)) continue;
       const seen = state.tags[tag];
