@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { computeCost, findPrice } from '../src/modules/ingest/prices.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';
-import { startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
+import { serverKeysAt, startFakeLlm, type FakeLlm } from './helpers/fake-llm.js';
 import { getJson, ingestTraces } from './helpers/trace-api.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from './helpers/workers.js';
 import type { Workers } from '../src/jobs/workers.js';
@@ -17,10 +17,7 @@ beforeAll(async () => {
   fake = await startFakeLlm();
   ctx = await startApp({
     REDIS_PREFIX: TEST_REDIS_PREFIX,
-    OPENAI_API_KEY: 'sk-server-default',
-    OPENAI_BASE_URL: `${fake.url}/v1`,
-    ANTHROPIC_API_KEY: 'sk-ant-server-default',
-    ANTHROPIC_BASE_URL: fake.url,
+    ...serverKeysAt(fake),
     LOOPTRACE_PROVIDER_TIMEOUT_MS: '500',
     LOOPTRACE_PROVIDER_MAX_RETRIES: '2',
     // The tenant connection below points at the fake on loopback.

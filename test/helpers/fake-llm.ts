@@ -84,6 +84,14 @@ function lastUserText(messages: Turn[]): string {
   return (last.content as { type: string; text?: string }[]).map((b) => b.text ?? '').join('');
 }
 
+/** The server's own OpenAI and Anthropic keys pointed at the fake: every judge without a tenant connection calls it. */
+export const serverKeysAt = (fake: Pick<FakeLlm, 'url'>): Record<string, string> => ({
+  OPENAI_API_KEY: 'sk-server-default',
+  OPENAI_BASE_URL: `${fake.url}/v1`,
+  ANTHROPIC_API_KEY: 'sk-ant-server-default',
+  ANTHROPIC_BASE_URL: fake.url,
+});
+
 export async function startFakeLlm(): Promise<FakeLlm> {
   const queue: FakeBehaviour[] = [];
   const timers = new Set<NodeJS.Timeout>();
