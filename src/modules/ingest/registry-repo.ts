@@ -254,12 +254,11 @@ export function registryRepository(sql: Sql) {
         returning tenant_id as "tenantId", trace_id as "traceId", source, writer, started_at as "startedAt"`;
     },
 
-    /** OTLP traces whose last span commit (settled, older than `olderThanMs`) no row has been derived from yet. */
-    async owedRollups(olderThanMs: number, limit: number): Promise<{ tenantId: string; projectId: string; traceId: string }[]> {
-      return observeStoreCall('postgres', 'ingest.owed_rollups', () => sql<{ tenantId: string; projectId: string; traceId: string }[]>`
+    /** OTLP traces whose last span commit (settled after its writer died) no row has been derived from yet. */
+    async owedRows(limit: number): Promise<{ tenantId: string; projectId: string; traceId: string }[]> {
+      return observeStoreCall('postgres', 'ingest.owed_rows', () => sql<{ tenantId: string; projectId: string; traceId: string }[]>`
         select tenant_id as "tenantId", project_id as "projectId", trace_id as "traceId" from trace_registry
         where source = 'otlp' and spans_at is not null and (rolled_up_at is null or spans_at > rolled_up_at)
-          and spans_at < now() - make_interval(secs => ${olderThanMs / 1000})
         order by spans_at
         limit ${limit}`);
     },

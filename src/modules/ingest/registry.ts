@@ -171,8 +171,8 @@ export class TraceRegistry {
   }
 
   /** OTLP traces a settlement committed (their writer died) whose row is owed a rebuild from their spans. */
-  owedRollups(olderThanMs: number, limit: number) {
-    return this.repo.owedRollups(olderThanMs, limit);
+  owedRows(limit: number) {
+    return this.repo.owedRows(limit);
   }
 
   /** Data-subject erasure (src/modules/privacy): forgets these traces. Idempotent. */

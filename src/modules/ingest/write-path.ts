@@ -94,7 +94,7 @@ export class TraceWritePath {
    * their writer died (the registry says their row is owed). Part of the reconcile job.
    */
   async rebuildOwed(limit: number): Promise<number> {
-    const owed = await this.deps.registry.owedRollups(0, limit);
+    const owed = await this.deps.registry.owedRows(limit);
     if (owed.length === 0) return 0;
     const restored = await this.deps.states.transaction(async (tx) => {
       const locked = await this.deps.states.lock(tx, owed);

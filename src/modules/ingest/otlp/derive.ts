@@ -160,7 +160,9 @@ export class OtlpTraceDeriver {
     const byTrace = new Map<string, SpanFacts[]>();
     for (const row of rows) {
       const key = keyOf(row.tenant_id, row.trace_id);
-      byTrace.set(key, [...(byTrace.get(key) ?? []), storedFacts(row)]);
+      const facts = byTrace.get(key) ?? [];
+      facts.push(storedFacts(row));
+      byTrace.set(key, facts);
     }
     return byTrace;
   }

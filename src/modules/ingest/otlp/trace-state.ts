@@ -133,10 +133,13 @@ export interface Folded {
   added: number;
 }
 
-/** Folds spans into a trace's state; `prior` is left untouched. */
+/**
+ * Folds spans into a trace's state, in place: `prior` (the state a commit read, owned by it) is
+ * the state returned. Not copied, since a long trace's state holds every span id it counted.
+ */
 export function foldSpans(prior: OtlpTraceState | null, spans: readonly SpanFacts[]): Folded {
   if (prior === null && spans.length === 0) throw new Error('a trace state needs at least one span');
-  const state: OtlpTraceState = prior ? structuredClone(prior) : emptyState(spans[0]!);
+  const state: OtlpTraceState = prior ?? emptyState(spans[0]!);
   const counted = new Set(state.spans);
   const failures = new Set(state.failureTypes);
   let added = 0;
