@@ -10,6 +10,12 @@ declare module 'fastify' {
   }
 }
 
+/** The refusal of a request not answered within the deadline (HTTP here, gRPC in ingest/otlp/grpc.ts). */
+export const deadlineExceeded = (deadlineMs: number) =>
+  unavailable(`no answer within ${deadlineMs} ms: a backing store is not answering; retry later`, DEADLINE_RETRY_AFTER_SECONDS);
+
+const DEADLINE_RETRY_AFTER_SECONDS = 2;
+
 /**
  * A request that has not begun its answer `deadlineMs` after it arrived is answered `503
  * service_unavailable` with `Retry-After`. A store that refuses connections fails fast on its own;
@@ -25,7 +31,7 @@ export function registerResponseDeadline(app: FastifyInstance, deadlineMs: numbe
     const timer = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
       // Through the error handler: the same body, headers and log line as every other 503.
-      void reply.send(unavailable(`no answer within ${deadlineMs} ms: a backing store is not answering; retry later`, 2));
+      void reply.send(deadlineExceeded(deadlineMs));
     }, deadlineMs);
     timer.unref();
     timers.set(request, timer);

@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Sql } from '../../stores/pg.js';
-import { appendAudit } from './chain.js';
+import type { AuthContext } from '../auth.js';
+import { appendAudit, type AuditEntry } from './chain.js';
 
 /**
  * Every successful state-changing request appends to its tenant's audit chain before the response
@@ -14,20 +15,31 @@ export function registerAuditTrail(app: FastifyInstance, sql: Sql): void {
     if (!action || !auth || reply.statusCode >= 400) return payload;
     const params = (request.params ?? {}) as Record<string, unknown>;
     const resource = request.auditResource;
-    try {
-      await appendAudit(sql, auth.tenantId, {
-        actorType: auth.userId ? 'user' : 'api_key',
-        actorId: auth.userId ?? auth.apiKeyId,
-        action,
-        resourceType: resource?.type ?? action.split('.')[0] ?? null,
-        resourceId: resource?.id ?? (typeof params.id === 'string' ? params.id : null),
-        requestId: request.id,
-        details: resource?.details ?? {},
-      });
-    } catch (err) {
-      // The change itself is committed; failing the response now would invite a duplicate retry.
-      request.log.error({ err, action }, 'audit append failed');
-    }
+    await appendRequestAudit(sql, request.log, auth, {
+      action,
+      resourceType: resource?.type ?? action.split('.')[0] ?? null,
+      resourceId: resource?.id ?? (typeof params.id === 'string' ? params.id : null),
+      requestId: request.id,
+      details: resource?.details ?? {},
+    });
     return payload;
   });
+}
+
+/**
+ * Appends the audit row of a request that changed something, as the credential's actor. A failure
+ * is logged, not thrown: the change itself is committed, and failing the response now would invite
+ * a duplicate retry. Used by the HTTP hook above and by the OTLP/gRPC receiver.
+ */
+export async function appendRequestAudit(
+  sql: Sql,
+  log: Pick<FastifyBaseLogger, 'error'>,
+  auth: AuthContext,
+  entry: Pick<AuditEntry, 'action' | 'resourceType' | 'resourceId' | 'requestId' | 'details'>,
+): Promise<void> {
+  try {
+    await appendAudit(sql, auth.tenantId, { actorType: auth.userId ? 'user' : 'api_key', actorId: auth.userId ?? auth.apiKeyId, ...entry });
+  } catch (err) {
+    log.error({ err, action: entry.action, request_id: entry.requestId }, 'audit append failed');
+  }
 }

@@ -11,17 +11,18 @@ import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../../../config.js';
 import { enforceAccess } from '../../../platform/access.js';
-import { appendAudit } from '../../../platform/audit/chain.js';
+import { appendRequestAudit } from '../../../platform/audit/hook.js';
 import type { AuthContext, Authenticator } from '../../../platform/auth.js';
-import { AppError, unavailable } from '../../../platform/errors.js';
+import { AppError } from '../../../platform/errors.js';
 import { newId } from '../../../platform/ids.js';
 import { rateLimited, rateLimitHeaders, type RateLimiter } from '../../../platform/ratelimit.js';
+import { deadlineExceeded } from '../../../platform/response-deadline.js';
 import type { Sql } from '../../../stores/pg.js';
 import { INGEST_ACCESS } from '../routes.js';
 import { decodeProtobufRequest } from './decode.js';
 import { classify, toGrpcStatus } from './grpc-status.js';
 import { ExportTraceServiceResponse } from './proto.js';
-import type { OtlpIngestService } from './service.js';
+import { exportAuditResource, type OtlpIngestService } from './service.js';
 
 /**
  * OTLP/gRPC: opentelemetry.proto.collector.trace.v1.TraceService/Export on @grpc/grpc-js, in front of
@@ -57,8 +58,6 @@ export const traceServiceDefinition: ServiceDefinition = {
 /** The x-request-id a caller may choose, as the HTTP edge accepts it (app.ts). */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const projectId = z.guid();
-/** Seconds a client is told to wait after the response deadline, as the HTTP edge tells it. */
-const DEADLINE_RETRY_AFTER_SECONDS = 2;
 
 export interface OtlpGrpcDeps {
   services: { otlpIngest: Pick<OtlpIngestService, 'export'> };
@@ -105,15 +104,7 @@ async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   work.catch(() => {}); // settled after the deadline: nobody awaits it any more
   try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(unavailable(`no answer within ${ms} ms: a backing store is not answering; retry later`, DEADLINE_RETRY_AFTER_SECONDS)),
-          ms,
-        );
-      }),
-    ]);
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(deadlineExceeded(ms)), ms)))]);
   } finally {
     clearTimeout(timer);
   }
@@ -141,20 +132,8 @@ export async function startOtlpGrpcServer(deps: OtlpGrpcDeps): Promise<OtlpGrpcS
     const resourceSpans = decodeProtobufRequest(request);
     const result = await services.otlpIngest.export(auth, resourceSpans, project);
     if (INGEST_ACCESS.audit) {
-      try {
-        await appendAudit(sql, auth.tenantId, {
-          actorType: auth.userId ? 'user' : 'api_key',
-          actorId: auth.userId ?? auth.apiKeyId,
-          action: INGEST_ACCESS.audit,
-          resourceType: 'trace',
-          resourceId: result.traceIds.length === 1 ? result.traceIds[0]! : null,
-          requestId,
-          details: { accepted_spans: result.acceptedSpans, rejected_spans: result.rejectedSpans, traces: result.traceIds.length },
-        });
-      } catch (err) {
-        // The spans are committed; failing the call now would invite a duplicate retry (as over HTTP).
-        log.error({ err, request_id: requestId, action: INGEST_ACCESS.audit }, 'audit append failed');
-      }
+      const resource = exportAuditResource(result);
+      await appendRequestAudit(sql, log, auth, { action: INGEST_ACCESS.audit, resourceType: resource.type, resourceId: resource.id, requestId, details: resource.details });
     }
     const partial = result.rejectedSpans > 0 ? { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage } : undefined;
     const response = ExportTraceServiceResponse.fromObject(partial ? { partialSuccess: partial } : {});

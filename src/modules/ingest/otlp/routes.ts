@@ -5,6 +5,7 @@ import { AppError } from '../../../platform/errors.js';
 import { INGEST_ACCESS } from '../routes.js';
 import { registerOtlpBodyParser, type OtlpBody } from './body.js';
 import { ExportTraceServiceResponse } from './proto.js';
+import { exportAuditResource } from './service.js';
 import { exportQuery, exportTraceServiceResponse, otlpIngestQuery, tracesData } from './schemas.js';
 
 const EXPORT_ACCESS: AccessPolicy = { tokens: SESSION_ONLY, roles: ALL_ROLES, scope: 'read', rateBucket: 'query', audit: false };
@@ -32,11 +33,7 @@ export const otlpRoutes: FastifyPluginAsyncZod = async (app) => {
       const body = request.body as OtlpBody | undefined;
       if (!body?.encoding) throw new AppError(415, 'unsupported_media_type', 'send application/x-protobuf or application/json');
       const result = await otlpIngest.export(requireAuth(request), body.resourceSpans, request.query.project_id);
-      request.auditResource = {
-        type: 'trace',
-        id: result.traceIds.length === 1 ? result.traceIds[0]! : null,
-        details: { accepted_spans: result.acceptedSpans, rejected_spans: result.rejectedSpans, traces: result.traceIds.length },
-      };
+      request.auditResource = exportAuditResource(result);
       const partial = result.rejectedSpans > 0 ? { rejectedSpans: result.rejectedSpans, errorMessage: result.errorMessage } : undefined;
       if (body.encoding === 'protobuf') {
         const message = ExportTraceServiceResponse.fromObject(partial ? { partialSuccess: partial } : {});

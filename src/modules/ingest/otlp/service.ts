@@ -25,6 +25,15 @@ export interface OtlpExportResult {
 
 const MAX_REASONS = 5;
 
+/** The audit resource of one export (HTTP and gRPC alike): the trace when it was the only one. */
+export function exportAuditResource(result: OtlpExportResult) {
+  return {
+    type: 'trace',
+    id: result.traceIds.length === 1 ? result.traceIds[0]! : null,
+    details: { accepted_spans: result.acceptedSpans, rejected_spans: result.rejectedSpans, traces: result.traceIds.length },
+  };
+}
+
 /** A request's spans that passed validation, by trace: each trace's distinct spans and how many copies the request held. */
 interface MappedRequest {
   byTrace: Map<string, SpanFields[]>;
