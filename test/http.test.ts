@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AppError } from '../src/platform/errors.js';
 import { registerErrorHandling } from '../src/platform/http-errors.js';
-import { MAX_JSON_DEPTH, nestingExceeds } from '../src/platform/json-body.js';
+import { MAX_JSON_DEPTH, shapeProblem } from '../src/platform/json-body.js';
 import { errorBody } from '../src/platform/schemas.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from './helpers/app.js';
 import { startAppWithRoutes, toOpenApiPath, type RegisteredRoute } from './helpers/routes.js';
@@ -77,8 +77,10 @@ describe('request bodies', () => {
   });
 
   it('a JSON body with a prototype-pollution key is 400, not processed, and says why', async () => {
-    const body = expectErrorBody(await post('{"name":"x","__proto__":{"admin":true}}'), 400, 'bad_request');
-    expect(body.error).toContain('__proto__');
+    for (const payload of ['{"name":"x","__proto__":{"admin":true}}', '{"name":"x","metadata":[{"constructor":{"prototype":{"admin":true}}}]}']) {
+      const body = expectErrorBody(await post(payload), 400, 'bad_request');
+      expect(body.error).toContain('__proto__');
+    }
   });
 
   it('an empty body sent as JSON is no body: body-less operations still work', async () => {
@@ -234,14 +236,14 @@ describe('operations endpoints', () => {
   });
 });
 
-describe('nestingExceeds', () => {
+describe('shapeProblem', () => {
   const depthOf = (v: unknown): number =>
     Array.isArray(v) ? 1 + Math.max(0, ...v.map(depthOf)) : v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
 
   it('agrees with the depth of the value, for any JSON', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 12 }), fc.integer({ min: 0, max: 14 }), (value, max) => {
-        expect(nestingExceeds(value, max)).toBe(depthOf(value) > max);
+        expect(shapeProblem(value, max)).toBe(depthOf(value) > max ? 'too_deep' : null);
       }),
       { numRuns: 500 },
     );
@@ -249,7 +251,14 @@ describe('nestingExceeds', () => {
 
   it('walks a million levels without recursion', () => {
     const deep = JSON.parse('['.repeat(1_000_000) + ']'.repeat(1_000_000));
-    expect(nestingExceeds(deep, MAX_JSON_DEPTH)).toBe(true);
+    expect(shapeProblem(deep, MAX_JSON_DEPTH)).toBe('too_deep');
+  });
+
+  it('finds a prototype-poisoning key at any depth, and only those', () => {
+    const poisoned = ['{"__proto__":{"admin":true}}', '[1,{"a":[{"__proto__":null}]}]', '{"x":{"constructor":{"prototype":{"admin":true}}}}'];
+    for (const text of poisoned) expect(shapeProblem(JSON.parse(text), MAX_JSON_DEPTH)).toBe('prototype');
+    const harmless = ['{"constructor":"a string"}', '{"constructor":{"name":"x"}}', '{"proto":{}, "prototype":{}}', '["__proto__"]', '{"a":"__proto__"}'];
+    for (const text of harmless) expect(shapeProblem(JSON.parse(text), MAX_JSON_DEPTH)).toBeNull();
   });
 });
 

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import secureJson from 'secure-json-parse';
 import { AppError } from './errors.js';
 import { isAcceptedText, refuseUnacceptedText, replaceUnpairedSurrogates } from './text-input.js';
 
@@ -13,23 +12,34 @@ export const MAX_JSON_DEPTH = 128;
 const isContainer = (v: unknown): v is object => v !== null && typeof v === 'object';
 
 /**
- * Whether a parsed value nests containers deeper than `max`, walked level by level without
- * recursion. V8's JSON.parse is itself iterative, so checking after parsing is safe, and it visits
- * only containers: far cheaper than scanning every character of a large flat body.
+ * A key JSON.parse makes an own property but that code merging the value (Object.assign, spread,
+ * lodash-style merges) would treat as the prototype: `__proto__`, or `constructor.prototype`.
+ * The same rule as secure-json-parse's, which Fastify applies by default.
  */
-export function nestingExceeds(value: unknown, max: number): boolean {
+const poisonsPrototype = (container: object): boolean =>
+  Object.hasOwn(container, '__proto__') ||
+  (Object.hasOwn(container, 'constructor') && isContainer((container as { constructor: unknown }).constructor) && Object.hasOwn((container as { constructor: object }).constructor, 'prototype'));
+
+/**
+ * What is wrong with a parsed value's shape, if anything: containers nested deeper than `max`, or
+ * a prototype-poisoning key. Walked level by level without recursion (V8's JSON.parse is itself
+ * iterative, so checking after parsing is safe), visiting only containers: far cheaper than
+ * scanning every character of a large flat body, as secure-json-parse does before its own walk.
+ */
+export function shapeProblem(value: unknown, max: number): 'too_deep' | 'prototype' | null {
   let level: object[] = isContainer(value) ? [value] : [];
   for (let depth = 1; level.length > 0; depth++) {
-    if (depth > max) return true;
+    if (depth > max) return 'too_deep';
     const next: object[] = [];
     for (const container of level) {
+      if (!Array.isArray(container) && poisonsPrototype(container)) return 'prototype';
       for (const child of Array.isArray(container) ? container : Object.values(container)) {
         if (isContainer(child)) next.push(child);
       }
     }
     level = next;
   }
-  return false;
+  return null;
 }
 
 /**
@@ -52,23 +62,19 @@ const mayHoldNulOrSurrogate = (text: string) => NUL_OR_SURROGATE_ESCAPE.test(tex
 const mayHoldSurrogate = (text: string) => SURROGATE_ESCAPE.test(text) || !isAcceptedText(text);
 
 /**
- * Parses a JSON body the way Fastify itself does (secure-json-parse: prototype-poisoning keys are
- * refused), then applies the nesting cap and the `text` rule; every refusal is a 400 that says
- * what is wrong.
+ * Parses a JSON body as strictly as Fastify itself does (prototype-poisoning keys are refused),
+ * then applies the nesting cap and the `text` rule; every refusal is a 400 that says what is wrong.
  */
 export function parseJsonBody(text: string, options: { text?: JsonText } = {}): unknown {
   let value: unknown;
   try {
-    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text); // a byte-order mark is not JSON, but harmless
   } catch (err) {
-    const message = (err as Error).message;
-    throw new AppError(
-      400,
-      'bad_request',
-      /prototype/i.test(message) ? 'JSON bodies may not contain "__proto__" or "constructor.prototype" keys' : `body is not valid JSON: ${message}`,
-    );
+    throw new AppError(400, 'bad_request', `body is not valid JSON: ${(err as Error).message}`);
   }
-  if (nestingExceeds(value, MAX_JSON_DEPTH)) throw new AppError(400, 'bad_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  const problem = shapeProblem(value, MAX_JSON_DEPTH);
+  if (problem === 'prototype') throw new AppError(400, 'bad_request', 'JSON bodies may not contain "__proto__" or "constructor.prototype" keys');
+  if (problem === 'too_deep') throw new AppError(400, 'bad_request', `JSON body nests deeper than ${MAX_JSON_DEPTH} levels`);
   if ((options.text ?? 'telemetry') === 'telemetry') return mayHoldSurrogate(text) ? replaceUnpairedSurrogates(value) : value;
   if (mayHoldNulOrSurrogate(text)) refuseUnacceptedText(value, 'body');
   return value;

@@ -2,14 +2,39 @@
 
 const NS_PER_MS = 1_000_000n;
 
+const NS_PER_S = 1_000_000_000n;
+
+/**
+ * Ingest converts every span's two times in and out of these formats (millions per minute at
+ * load), and a request's times mostly share their second: the whole-second parts are memoised
+ * (one entry each), and the nanosecond arithmetic is done on the second and its fraction apart.
+ */
+class LastSecond<K, V> {
+  private key: K | undefined;
+  private value!: V;
+  constructor(private readonly compute: (key: K) => V) {}
+  get(key: K): V {
+    if (key !== this.key) {
+      this.value = this.compute(key);
+      this.key = key;
+    }
+    return this.value;
+  }
+}
+
+const ISO = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})$/i;
+const secondsOfIso = new LastSecond((wholeSecondIso: string) => {
+  const ms = Date.parse(wholeSecondIso);
+  return Number.isNaN(ms) ? null : BigInt(ms) * NS_PER_MS;
+});
+
 /** ISO 8601 with any fractional precision and offset → nanoseconds since the epoch. */
 export function isoToNanos(iso: string): bigint {
-  const match = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})$/i.exec(iso);
-  if (!match) throw new RangeError(`not an ISO 8601 date-time: ${iso}`);
-  const wholeSeconds = Date.parse(`${match[1]}${match[3]}`);
-  if (Number.isNaN(wholeSeconds)) throw new RangeError(`not an ISO 8601 date-time: ${iso}`);
-  const fraction = BigInt((match[2] ?? '').padEnd(9, '0').slice(0, 9));
-  return BigInt(wholeSeconds) * NS_PER_MS + fraction;
+  const match = ISO.exec(iso);
+  const wholeSecond = match ? secondsOfIso.get(`${match[1]}${match[3]}`) : null;
+  if (wholeSecond === null) throw new RangeError(`not an ISO 8601 date-time: ${iso}`);
+  const fraction = match![2];
+  return fraction === undefined ? wholeSecond : wholeSecond + BigInt(Number(fraction.padEnd(9, '0').slice(0, 9)));
 }
 
 /** The UTC calendar month of `now` (YYYY-MM-01), as the monthly quota tables key it. */
@@ -17,15 +42,23 @@ export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7
 
 export const nanosToMillis = (ns: bigint): number => Number(ns / NS_PER_MS);
 
+/** `YYYY-MM-DD hh:mm:ss` (UTC) of a whole second since the epoch. */
+const clickHouseSecond = new LastSecond((seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' '));
+
 /** ClickHouse DateTime64(9) literal in UTC: `YYYY-MM-DD hh:mm:ss.nnnnnnnnn`. */
 export function nanosToClickHouse(ns: bigint): string {
-  const ms = ns / NS_PER_MS;
-  const base = new Date(Number(ms)).toISOString().slice(0, 19).replace('T', ' ');
-  const fraction = (((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n).toString().padStart(9, '0');
-  return `${base}.${fraction}`;
+  let fraction = ns % NS_PER_S;
+  if (fraction < 0n) fraction += NS_PER_S;
+  const seconds = Number((ns - fraction) / NS_PER_S);
+  return `${clickHouseSecond.get(seconds)}.${String(fraction).padStart(9, '0')}`;
 }
 
-export const millisToClickHouse = (ms: number): string => new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
+/** ClickHouse DateTime64(3) literal in UTC: `YYYY-MM-DD hh:mm:ss.fff`. */
+export function millisToClickHouse(ms: number): string {
+  const whole = Math.floor(ms);
+  const fraction = ((whole % 1000) + 1000) % 1000;
+  return `${clickHouseSecond.get((whole - fraction) / 1000)}.${String(fraction).padStart(3, '0')}`;
+}
 
 /** ClickHouse `YYYY-MM-DD hh:mm:ss[.fff…]` (UTC) → ISO 8601 with milliseconds. */
 export function clickHouseToIso(value: string): string {
