@@ -26,6 +26,8 @@ export interface Claim {
   accepted: string[];
   /** Already registered, by anyone. */
   taken: string[];
+  /** The registry rows of the taken ids, read in the claim's transaction; a taken id without one was released meanwhile. */
+  known: RegisteredTrace[];
   overQuota: string[];
 }
 
@@ -61,6 +63,12 @@ interface ClaimRequest {
   options: ClaimOptions;
 }
 
+function selectRegistered(db: Sql | TxSql, tenantId: string, traceIds: readonly string[]): Promise<RegisteredTrace[]> {
+  return observeStoreCall('postgres', 'ingest.registry_lookup', () => (db as TxSql)<RegisteredTrace[]>`
+    select trace_id as "traceId", project_id as "projectId", source, state from trace_registry
+    where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[])`);
+}
+
 /**
  * One transaction for the claims of one tenant and month, in submission order: each id belongs
  * to the first request that names it, and the quota left is spent request by request.
@@ -86,7 +94,7 @@ function claimBatch(sql: Sql, requests: readonly ClaimRequest[]): Promise<Claim[
       let used = usage!.traces;
       const refusals: ReturnType<typeof emptyDelta>[] = [];
       const result = requests.map((r) => {
-        const claim: Claim = { accepted: [], taken: [], overQuota: [] };
+        const claim: Claim = { accepted: [], taken: [], known: [], overQuota: [] };
         for (const { traceId } of r.entries) {
           if (!unowned.delete(traceId)) claim.taken.push(traceId);
           else if (r.options.quota === null || used < r.options.quota) {
@@ -106,6 +114,11 @@ function claimBatch(sql: Sql, requests: readonly ClaimRequest[]): Promise<Claim[
       });
       const overQuota = result.flatMap((c) => c.overQuota);
       if (overQuota.length > 0) await tx`delete from trace_registry where tenant_id = ${tenantId} and trace_id = any(${overQuota}::uuid[])`;
+      const taken = [...new Set(result.flatMap((c) => c.taken))];
+      if (taken.length > 0) {
+        const known = new Map((await selectRegistered(tx, tenantId, taken)).map((k) => [k.traceId, k]));
+        for (const claim of result) claim.known = claim.taken.flatMap((id) => known.get(id) ?? []);
+      }
       if (used > usage!.traces) {
         await tx`update trace_usage set traces = traces + ${used - usage!.traces} where tenant_id = ${tenantId} and month = ${month}`;
       }
@@ -123,19 +136,13 @@ export function registryRepository(sql: Sql) {
      * Registers new trace ids as pending writes of `writer` and counts them against the monthly
      * quota. The usage row lock orders concurrent requests of a tenant, so the quota is never
      * overshot; the claims of one tenant and month that arrive while its previous transaction runs
-     * are made together in the next one (claimBatch). Ids already registered come back as taken;
+     * are made together in the next one (claimBatch). Ids already registered come back as taken,
+     * with their registry rows as the same transaction reads them (`known`);
      * ids past the quota as overQuota (their rows are not kept), and counted refused (`quota`) in
      * the ingest counts of `now`'s minute by that transaction, last.
      */
     claim(tenantId: string, projectId: string, entries: readonly RegistryEntry[], options: ClaimOptions): Promise<Claim> {
       return claims.submit(`${tenantId}|${usageMonth(options.now)}`, { tenantId, projectId, entries, options });
-    },
-
-    async lookup(tenantId: string, traceIds: readonly string[]): Promise<RegisteredTrace[]> {
-      if (traceIds.length === 0) return [];
-      return observeStoreCall('postgres', 'ingest.registry_lookup', () => sql<RegisteredTrace[]>`
-        select trace_id as "traceId", project_id as "projectId", source, state from trace_registry
-        where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[])`);
     },
 
     /**

@@ -1,3 +1,4 @@
+import { unavailable } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { TxSql } from '../../stores/pg.js';
 import type { RowBatch } from './batcher.js';
@@ -74,7 +75,7 @@ export class TraceRegistry {
     const reservation: NativeReservation = { accepted: claim.accepted, duplicates: [], inFlight: [], overQuota: claim.overQuota };
     if (claim.taken.length === 0) return reservation;
 
-    const known = await this.repo.lookup(tenantId, claim.taken);
+    const known = claim.known;
     const pending = known.filter((k) => k.state === 'pending').map((k) => k.traceId);
     reservation.duplicates.push(...known.filter((k) => k.state === 'committed').map((k) => k.traceId));
     const abandoned =
@@ -84,7 +85,7 @@ export class TraceRegistry {
     reservation.inFlight.push(...pending.filter((id) => !abandonedIds.has(id)));
     reservation.duplicates.push(...settled.committed);
 
-    // Released by this settlement, or by a concurrent one between the claim and the lookup.
+    // Released by this settlement, or by a concurrent one before the claim's transaction read them.
     const knownIds = new Set(known.map((k) => k.traceId));
     const free = new Set([...settled.released, ...claim.taken.filter((id) => !knownIds.has(id))]);
     if (free.size === 0) return reservation;
@@ -101,18 +102,25 @@ export class TraceRegistry {
   }
 
   /**
-   * OTLP: spans of a registered trace merge into it, so no id is a duplicate. Ids not yet
-   * registered are reserved like native ones; the common case, every id already known, takes no lock.
+   * OTLP: spans of a registered trace merge into it, so no id is a duplicate. Unregistered ids are
+   * reserved like native ones, and registered ones come back with where they live, from the same
+   * claim transaction: one (batched) round trip. An id released by a settlement between the claim's
+   * insert and its read is claimed again; should that keep happening, the request is a 503.
    */
   async registerOtlp(tenantId: string, projectId: string, entries: readonly RegistryEntry[], quota: number | null, now: Date): Promise<OtlpRegistration> {
-    const known = await this.repo.lookup(tenantId, entries.map((e) => e.traceId));
-    const knownIds = new Set(known.map((k) => k.traceId));
-    const unknown = entries.filter((e) => !knownIds.has(e.traceId));
-    if (unknown.length === 0) return { fresh: [], existing: known, overQuota: [] };
-    const claim = await this.repo.claim(tenantId, projectId, unknown, { quota, now, source: 'otlp', writer: this.writerId });
-    // Taken here means registered by a concurrent request between the lookup and the claim.
-    const raced = await this.repo.lookup(tenantId, claim.taken);
-    return { fresh: claim.accepted, existing: [...known, ...raced], overQuota: claim.overQuota };
+    const registration: OtlpRegistration = { fresh: [], existing: [], overQuota: [] };
+    let unsettled = entries;
+    for (let attempt = 0; attempt < 3 && unsettled.length > 0; attempt++) {
+      const claim = await this.repo.claim(tenantId, projectId, unsettled, { quota, now, source: 'otlp', writer: this.writerId });
+      registration.fresh.push(...claim.accepted);
+      registration.existing.push(...claim.known);
+      registration.overQuota.push(...claim.overQuota);
+      const known = new Set(claim.known.map((k) => k.traceId));
+      const released = new Set(claim.taken.filter((id) => !known.has(id)));
+      unsettled = unsettled.filter((e) => released.has(e.traceId));
+    }
+    if (unsettled.length > 0) throw unavailable('trace registrations kept changing under this request; retry it', 1);
+    return registration;
   }
 
   /**
