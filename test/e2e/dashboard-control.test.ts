@@ -13,8 +13,8 @@ import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/worke
 
 /**
  * The control-loop pages (prompt deployments, control actions, policies, model routes) against the
- * real workers and the fake OpenAI-compatible provider, as test/prompt-deployments.test.ts and
- * test/control-loop.test.ts drive them; the browser signs in with the development sign-in.
+ * real workers and the fake OpenAI-compatible provider, as test/prompts/prompt-deployments.test.ts and
+ * test/control/control-loop.test.ts drive them; the browser signs in with the development sign-in.
  */
 const KEYWORD = 'CITED';
 const ERROR = 'refund policy lookup failed';
@@ -50,7 +50,7 @@ const { tenant, call, created } = controlApi(() => ctx.app);
 
 const signIn = (tenantId: string, role: 'owner' | 'member' | 'viewer') => signInForDevelopment(page, appUrl, tenantId, role);
 
-/** As test/prompt-deployments.test.ts: a `contains` rule, a prompt, failing traces in one cluster, a proposal that passes its A/B test. */
+/** As test/prompts/prompt-deployments.test.ts: a `contains` rule, a prompt, failing traces in one cluster, a proposal that passes its A/B test. */
 async function deploymentAbPassed(t: Team): Promise<{ id: string; name: string }> {
   const name = `support-${randomUUID().slice(0, 8)}`;
   await created('/v1/eval-rules', t, { name: 'cites', metric_name: 'cites', project_id: t.projectId, config: { provider: 'builtin', preset: 'contains', params: { value: KEYWORD } } });
@@ -144,7 +144,7 @@ describe('control actions, policies and model routes', () => {
   let escalation: string;
 
   beforeAll(async () => {
-    // As test/control-loop.test.ts: a trace scored below threshold is retried three times, then escalated to an owner.
+    // As test/control/control-loop.test.ts: a trace scored below threshold is retried three times, then escalated to an owner.
     t = await tenant('team');
     const rule = await created('/v1/eval-rules', t, { name: 'mentions Paris', metric_name: 'mentions_Paris', config: { provider: 'builtin', preset: 'contains', params: { value: 'Paris' } } });
     const route = await created('/v1/model-routes', t, { name: 'mini then bigger', model: { provider: 'openai', model: 'gpt-4o-mini' }, fallbacks: [{ provider: 'openai', model: 'gpt-4o' }] });

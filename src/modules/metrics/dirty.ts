@@ -11,7 +11,7 @@ export interface DirtyTrackerOptions {
   leaseMs: number;
   /**
    * Claim only these tenants' minutes (marks are never filtered): a catch-up or backfill of some
-   * tenants that leaves everyone else's minutes to the rollup job (test/metrics.test.ts scopes its
+   * tenants that leaves everyone else's minutes to the rollup job (test/metrics/metrics.test.ts scopes its
    * rollups this way to its own tenants).
    */
   tenantIds?: readonly string[];
