@@ -4,7 +4,10 @@ import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { ProjectOptions, useAllProjects, type Project } from './projects';
-import { ConfirmButton, Reason, personName, useAction, usePermission } from './shared';
+import { RowActions, useRowDelete } from '../ui/RowActions';
+import { Reason, usePermission } from '../ui/permission';
+import { personName } from './people';
+import { useAction } from '../ui/useAction';
 
 type ApiKey = Ok<'/v1/apikeys'>[number];
 type Created = NonNullable<Awaited<ReturnType<typeof createKey>>>;
@@ -19,8 +22,7 @@ export function ApiKeysPage() {
   const projects = useAllProjects();
   // The secret lives in this page's state only: leaving the page or reloading it forgets it.
   const [created, setCreated] = useState<Created | null>(null);
-  const revoke = useAction();
-  const mayRevoke = usePermission('DELETE /v1/apikeys/{id}');
+  const revoke = useRowDelete('DELETE /v1/apikeys/{id}', { reasonId: 'revoke-reason', what: 'Revoking keys', reload });
   useEffect(() => {
     document.title = 'API keys · Looptrace';
   }, []);
@@ -43,8 +45,8 @@ export function ApiKeysPage() {
         />
       )}
       <h2>Keys</h2>
-      <Reason id="revoke-reason" permission={mayRevoke} what="Revoking keys" />
-      {revoke.error !== undefined && <ErrorNotice error={revoke.error} />}
+      {revoke.reason}
+      {revoke.error}
       {keys.error !== undefined && <ErrorNotice error={keys.error} />}
       {keys.loading && <p aria-live="polite">Loading the keys…</p>}
       {keys.data?.length === 0 && <p>No API keys yet.</p>}
@@ -82,15 +84,14 @@ export function ApiKeysPage() {
                   ) : (
                     <>
                       <span className="badge ok">active</span>{' '}
-                      <ConfirmButton
-                        action="Revoke" subject={key.name}
+                      <RowActions
+                        id={key.id}
+                        subject={key.name}
+                        deleter={revoke}
+                        action="Revoke"
                         confirmLabel="Revoke now"
                         question={`Revoke ${key.name}? Calls with it stop working.`}
-                        disabled={!mayRevoke.allowed || revoke.busy !== null}
-                        describedBy={mayRevoke.allowed ? undefined : 'revoke-reason'}
-                        onConfirm={() =>
-                          void revoke.run(key.id, () => unwrap(api.DELETE('/v1/apikeys/{id}', { params: { path: { id: key.id } } }))).then((done) => done && reload())
-                        }
+                        call={() => unwrap(api.DELETE('/v1/apikeys/{id}', { params: { path: { id: key.id } } }))}
                       />
                     </>
                   )}

@@ -5,7 +5,8 @@ import { useApi } from '../api/useApi';
 import { formatCount, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { JsonBlock } from '../ui/Payload';
-import { useAction, usePermission } from './shared';
+import { useAction } from '../ui/useAction';
+import { usePermission } from '../ui/permission';
 import { usePages } from '../api/usePages';
 
 type Verification = Ok<'/v1/audit-log/verify'>;

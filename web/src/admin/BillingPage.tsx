@@ -4,7 +4,7 @@ import { planName } from '../api/permissions';
 import { useApi } from '../api/useApi';
 import { formatCount, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { usePermission } from './shared';
+import { usePermission } from '../ui/permission';
 
 type Billing = Ok<'/v1/billing'>;
 

@@ -4,7 +4,8 @@ import { api, unwrap, type Ok } from '../api/client';
 import { usePages } from '../api/usePages';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { Reason, useAction, usePermission } from './shared';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 
 type DlqList = Ok<'/v1/dlq'>;
 type DlqState = 'open' | 'resolved' | 'all';

@@ -5,9 +5,10 @@ import type { paths } from '../api/schema';
 import { usePages } from '../api/usePages';
 import { MODEL_PROVIDERS, type ModelProvider } from '../control/config';
 import { formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
 import { FormFooter, useEditor } from '../ui/editing';
-import { ConfirmButton, Reason, useAction, usePermission } from './shared';
+import { RowActions, useRowDelete } from '../ui/RowActions';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 
 type ConnectionList = Ok<'/v1/llm-connections'>;
 type Connection = ConnectionList['llm_connections'][number];
@@ -25,8 +26,7 @@ export function LlmConnectionsPage() {
     (cursor, signal) => unwrap(api.GET('/v1/llm-connections', { params: { query: { limit: 100, cursor } }, signal })),
     (page: ConnectionList) => page.llm_connections,
   );
-  const remove = useAction();
-  const mayDelete = usePermission('DELETE /v1/llm-connections/{id}');
+  const deleter = useRowDelete('DELETE /v1/llm-connections/{id}', { reasonId: 'delete-connection-reason', what: 'Removing connections', reload: editor.reload });
   useEffect(() => {
     document.title = 'LLM connections · Looptrace';
   }, []);
@@ -41,8 +41,8 @@ export function LlmConnectionsPage() {
       <CreateConnectionForm key={editor.formKey} onSaved={editor.onSaved} />
       {editor.status}
       <h2>Connections</h2>
-      <Reason id="delete-connection-reason" permission={mayDelete} what="Removing connections" />
-      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {deleter.reason}
+      {deleter.error}
       <ListState list={list} loading="Loading the connections…" empty={<p>No LLM connections yet: calls use the server&apos;s default key, if any.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
@@ -70,18 +70,14 @@ export function LlmConnectionsPage() {
                 <td>{connection.default_model ?? <span className="muted">the caller&apos;s</span>}</td>
                 <td>{formatTime(connection.created_at)}</td>
                 <td>
-                  <ConfirmButton
-                    action="Remove"
+                  <RowActions
+                    id={connection.id}
                     subject={connection.name}
+                    deleter={deleter}
+                    action="Remove"
                     confirmLabel="Remove now"
                     question="Calls fall back to an older connection of this provider, or the server's default."
-                    disabled={!mayDelete.allowed || remove.busy !== null}
-                    describedBy={mayDelete.allowed ? undefined : 'delete-connection-reason'}
-                    onConfirm={() =>
-                      void remove
-                        .run(connection.id, () => noContent(api.DELETE('/v1/llm-connections/{id}', { params: { path: { id: connection.id } } })))
-                        .then((done) => done && editor.reload())
-                    }
+                    call={() => noContent(api.DELETE('/v1/llm-connections/{id}', { params: { path: { id: connection.id } } }))}
                   />
                 </td>
               </tr>

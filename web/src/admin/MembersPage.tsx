@@ -4,7 +4,10 @@ import { api, noContent, unwrap, type Ok, type Role } from '../api/client';
 import { useMe } from '../shell/MeContext';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { ConfirmButton, Reason, personName, useAction, usePermission } from './shared';
+import { ConfirmButton } from '../ui/ConfirmButton';
+import { Reason, usePermission } from '../ui/permission';
+import { personName } from './people';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 
 type Member = Ok<'/v1/members'>['items'][number];

@@ -5,7 +5,8 @@ import { api, unwrap } from '../api/client';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import type { Project } from './projects';
-import { Reason, useAction, useOwnerOnly, usePermission } from './shared';
+import { Reason, useOwnerOnly, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 
 type Status = 'active' | 'archived' | 'all';

@@ -6,8 +6,10 @@ import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { EditButton, FormFooter, useEditor } from '../ui/editing';
+import { RowActions, useRowDelete } from '../ui/RowActions';
 import { DeadLetters } from './DeadLetters';
-import { ConfirmButton, Reason, useAction, usePermission } from './shared';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 
 type WebhookList = Ok<'/v1/webhooks'>;
@@ -30,8 +32,7 @@ const testWebhook = (id: string) => unwrap(api.POST('/v1/webhooks/{id}/test', { 
 /** Webhooks (Pro plan and above): list, create, edit, delete, send a test ping, and each one's delivery log. */
 export function WebhooksPage() {
   const editor = useEditor((hook: Webhook) => hook.updated_at);
-  const remove = useAction();
-  const mayDelete = usePermission('DELETE /v1/webhooks/{id}');
+  const deleter = useRowDelete('DELETE /v1/webhooks/{id}', { reasonId: 'delete-webhook-reason', what: 'Deleting webhooks', reload: editor.reload });
   const list = usePages(
     `webhooks:${editor.version}`,
     (cursor, signal) => unwrap(api.GET('/v1/webhooks', { params: { query: { limit: 100, cursor } }, signal })),
@@ -50,8 +51,8 @@ export function WebhooksPage() {
       <WebhookForm key={editor.formKey} hook={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Webhooks</h2>
-      <Reason id="delete-webhook-reason" permission={mayDelete} what="Deleting webhooks" />
-      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {deleter.reason}
+      {deleter.error}
       <ListState list={list} loading="Loading the webhooks…" empty={<p>No webhooks yet.</p>} />
       <ul className="webhooks">
         {list.items.map((hook) => (
@@ -60,16 +61,12 @@ export function WebhooksPage() {
             hook={hook}
             onEdit={() => editor.edit(hook)}
             remove={
-              <ConfirmButton
-                action="Delete"
+              <RowActions
+                id={hook.id}
                 subject={`the webhook for ${hook.url}`}
-                confirmLabel="Delete now"
+                deleter={deleter}
                 question="Its pending deliveries are dropped."
-                disabled={!mayDelete.allowed || remove.busy !== null}
-                describedBy={mayDelete.allowed ? undefined : 'delete-webhook-reason'}
-                onConfirm={() =>
-                  void remove.run(hook.id, () => noContent(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))).then((done) => done && editor.reload())
-                }
+                call={() => noContent(api.DELETE('/v1/webhooks/{id}', { params: { path: { id: hook.id } } }))}
               />
             }
           />

@@ -1,15 +1,15 @@
-import { useId, useState, type FormEvent, type ReactNode } from 'react';
+import { useId, type FormEvent, type ReactNode } from 'react';
 import type { Operation } from '../api/access';
-import { can } from '../api/permissions';
-import { useMe } from '../shell/MeContext';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import { usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 
 /**
  * Why a decision cannot be taken now: the role or plan (from the API's own access policy), else
  * the state of the thing decided. The API stays the authority: a refusal it gives is shown as is.
  */
 export function useBlocked(operation: Operation, stateReason: string | null): string | null {
-  const permission = can(useMe(), operation);
+  const permission = usePermission(operation);
   return permission.allowed ? stateReason : permission.reason;
 }
 
@@ -32,22 +32,14 @@ export function DecisionButton({
 }) {
   const blocked = useBlocked(operation, stateReason);
   const reasonId = useId();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: FormEvent) => {
+  const decide = useAction();
+  const busy = decide.busy !== null;
+  const submit = (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await run();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    void decide.run(label, run);
   };
   return (
-    <form className="decision" onSubmit={(e) => void submit(e)} aria-label={label}>
+    <form className="decision" onSubmit={submit} aria-label={label}>
       {children}
       <div className="decision-row">
         <button type="submit" className={primary ? 'primary' : undefined} disabled={blocked !== null || busy} aria-describedby={blocked ? reasonId : undefined}>
@@ -59,7 +51,7 @@ export function DecisionButton({
           </small>
         )}
       </div>
-      {error !== undefined && <ErrorNotice error={error} />}
+      {decide.error !== undefined && <ErrorNotice error={decide.error} />}
     </form>
   );
 }

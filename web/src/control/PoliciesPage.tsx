@@ -1,10 +1,9 @@
 import { ListState, LoadMore } from '../ui/lists';
 import { useEffect } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
-import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
+import { RowActions, useRowDelete } from '../ui/RowActions';
 import { formatTime } from '../traces/format';
-import { ErrorNotice } from '../ui/ErrorNotice';
-import { EditButton, useEditor } from '../ui/editing';
+import { useEditor } from '../ui/editing';
 import type { ModelRoute, Policy } from './config';
 import { ControlNav } from './ControlNav';
 import { ModelRouteForm } from './ModelRouteForm';
@@ -23,8 +22,7 @@ const modelName = (m: ModelRoute['model']) => `${m.provider}/${m.model}`;
 
 export function PoliciesPage() {
   const editor = useEditor((item: Policy) => item.updated_at);
-  const remove = useAction();
-  const mayDelete = usePermission('DELETE /v1/policies/{id}');
+  const deleter = useRowDelete('DELETE /v1/policies/{id}', { reasonId: 'delete-policy-reason', what: 'Deleting policies', reload: editor.reload });
   const list = usePages(`policies:${editor.version}`, (cursor, signal) => unwrap(api.GET('/v1/policies', { params: { query: { limit: 50, cursor } }, signal })), (p: PolicyList) => p.policies);
   useEffect(() => {
     document.title = 'Policies · Looptrace';
@@ -37,8 +35,8 @@ export function PoliciesPage() {
       <PolicyForm key={editor.formKey} policy={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Policies</h2>
-      <Reason id="delete-policy-reason" permission={mayDelete} what="Deleting policies" />
-      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {deleter.reason}
+      {deleter.error}
       <ListState list={list} loading="Loading policies…" empty={<p>No policies yet.</p>} />
       {list.items.length > 0 && (
         <table className="list">
@@ -74,14 +72,13 @@ export function PoliciesPage() {
                 <td>{p.require_approval ? 'owner approves' : 'runs at once'}</td>
                 <td>{formatTime(p.updated_at)}</td>
                 <td>
-                  <EditButton subject={p.name} onClick={() => editor.edit(p)} />{' '}
-                  <ConfirmButton
-                    action="Delete" subject={p.name}
-                    confirmLabel="Delete now"
+                  <RowActions
+                    id={p.id}
+                    subject={p.name}
+                    onEdit={() => editor.edit(p)}
+                    deleter={deleter}
                     question="Its chains stop; its actions stay."
-                    disabled={!mayDelete.allowed || remove.busy !== null}
-                    describedBy={mayDelete.allowed ? undefined : 'delete-policy-reason'}
-                    onConfirm={() => void remove.run(p.id, () => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))).then((done) => done && editor.reload())}
+                    call={() => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))}
                   />
                 </td>
               </tr>
@@ -96,8 +93,7 @@ export function PoliciesPage() {
 
 export function ModelRoutesPage() {
   const editor = useEditor((item: ModelRoute) => item.updated_at);
-  const remove = useAction();
-  const mayDelete = usePermission('DELETE /v1/model-routes/{id}');
+  const deleter = useRowDelete('DELETE /v1/model-routes/{id}', { reasonId: 'delete-route-reason', what: 'Deleting model routes', reload: editor.reload });
   const list = usePages(`model-routes:${editor.version}`, (cursor, signal) => unwrap(api.GET('/v1/model-routes', { params: { query: { limit: 50, cursor } }, signal })), (p: RouteList) => p.model_routes);
   useEffect(() => {
     document.title = 'Model routes · Looptrace';
@@ -110,8 +106,8 @@ export function ModelRoutesPage() {
       <ModelRouteForm key={editor.formKey} route={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Model routes</h2>
-      <Reason id="delete-route-reason" permission={mayDelete} what="Deleting model routes" />
-      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {deleter.reason}
+      {deleter.error}
       <ListState list={list} loading="Loading model routes…" empty={<p>No model routes yet.</p>} />
       {list.items.length > 0 && (
         <table className="list">
@@ -135,14 +131,13 @@ export function ModelRoutesPage() {
                 <td>{r.project_id ? <code>{r.project_id}</code> : 'every project'}</td>
                 <td>{formatTime(r.updated_at)}</td>
                 <td>
-                  <EditButton subject={r.name} onClick={() => editor.edit(r)} />{' '}
-                  <ConfirmButton
-                    action="Delete" subject={r.name}
-                    confirmLabel="Delete now"
+                  <RowActions
+                    id={r.id}
+                    subject={r.name}
+                    onEdit={() => editor.edit(r)}
+                    deleter={deleter}
                     question="fallback_model steps naming it stop finding models."
-                    disabled={!mayDelete.allowed || remove.busy !== null}
-                    describedBy={mayDelete.allowed ? undefined : 'delete-route-reason'}
-                    onConfirm={() => void remove.run(r.id, () => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))).then((done) => done && editor.reload())}
+                    call={() => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))}
                   />
                 </td>
               </tr>

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { ProjectOptions, useAllProjects } from '../admin/projects';
-import { Reason, useAction, usePermission } from '../admin/shared';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { FormFooter } from '../ui/editing';
 import { jsonText, parseJson, parseObjects, type Policy, type PolicyBody, type PolicyStep, type PolicyTrigger } from './config';
 

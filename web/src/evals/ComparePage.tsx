@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { ProjectOptions, useAllProjects } from '../admin/projects';
-import { useAction } from '../admin/shared';
+import { useAction } from '../ui/useAction';
 import { deltaClass, formatDelta, formatRate, formatScore } from '../control/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { EvalsNav } from './EvalsNav';

@@ -3,11 +3,13 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { ProjectOptions, useAllProjects } from '../admin/projects';
-import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { EditButton, FormFooter, useEditor } from '../ui/editing';
+import { FormFooter, useEditor } from '../ui/editing';
+import { RowActions, useRowDelete } from '../ui/RowActions';
 import { EvalsNav } from './EvalsNav';
 import {
   BUILTIN_PRESETS,
@@ -32,8 +34,7 @@ export function EvalRulesPage() {
   );
   const projects = useAllProjects();
   const projectName = (id: string | null) => (id === null ? 'every project' : (projects.data?.find((p) => p.id === id)?.name ?? id));
-  const remove = useAction();
-  const mayDelete = usePermission('DELETE /v1/eval-rules/{id}');
+  const deleter = useRowDelete('DELETE /v1/eval-rules/{id}', { reasonId: 'delete-rule-reason', what: 'Deleting rules', reload: editor.reload });
   useEffect(() => {
     document.title = 'Eval rules · Looptrace';
   }, []);
@@ -46,8 +47,8 @@ export function EvalRulesPage() {
       <RuleForm key={editor.formKey} rule={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Rules</h2>
-      <Reason id="delete-rule-reason" permission={mayDelete} what="Deleting rules" />
-      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {deleter.reason}
+      {deleter.error}
       <ListState list={list} loading="Loading the eval rules…" empty={<p>No eval rules yet.</p>} />
       {list.items.length > 0 && (
         <table className="admin">
@@ -92,16 +93,13 @@ export function EvalRulesPage() {
                   <RuleVersion rule={rule} />
                 </td>
                 <td>
-                  <EditButton subject={rule.name} onClick={() => editor.edit(rule)} />{' '}
-                  <ConfirmButton
-                    action="Delete" subject={rule.name}
-                    confirmLabel="Delete now"
+                  <RowActions
+                    id={rule.id}
+                    subject={rule.name}
+                    onEdit={() => editor.edit(rule)}
+                    deleter={deleter}
                     question="Its versions and evaluations stay."
-                    disabled={!mayDelete.allowed || remove.busy !== null}
-                    describedBy={mayDelete.allowed ? undefined : 'delete-rule-reason'}
-                    onConfirm={() =>
-                      void remove.run(rule.id, () => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))).then((done) => done && editor.reload())
-                    }
+                    call={() => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))}
                   />
                 </td>
               </tr>

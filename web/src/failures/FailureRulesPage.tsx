@@ -3,11 +3,13 @@ import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
 import { ProjectOptions, useAllProjects, type Project } from '../admin/projects';
-import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 import { FAILURE_TYPES, type FailureType } from '../traces/filters';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import { RowActions, useRowDelete } from '../ui/RowActions';
 import { FailuresNav } from './FailuresNav';
 
 type RuleList = Ok<'/v1/failure-rules'>;
@@ -23,8 +25,7 @@ export function FailureRulesPage() {
     (page: RuleList) => page.failure_rules,
   );
   const projects = useAllProjects();
-  const remove = useAction();
-  const mayDelete = usePermission('DELETE /v1/failure-rules/{id}');
+  const deleter = useRowDelete('DELETE /v1/failure-rules/{id}', { reasonId: 'delete-rule-reason', what: 'Deleting rules', reload });
   const toggle = useAction();
   const mayToggle = usePermission('PATCH /v1/failure-rules/{id}');
   useEffect(() => {
@@ -39,9 +40,9 @@ export function FailureRulesPage() {
       <p className="hint">A span matches a rule when every condition it gives holds. Rules apply to spans stored after they are created; deleting one keeps its clusters.</p>
       <CreateRuleForm projects={projects.data?.filter((p) => p.status === 'active') ?? []} onCreated={reload} />
       <h2>Rules</h2>
-      <Reason id="delete-rule-reason" permission={mayDelete} what="Deleting rules" />
+      {deleter.reason}
       <Reason id="toggle-rule-reason" permission={mayToggle} what="Enabling and disabling rules" />
-      {remove.error !== undefined && <ErrorNotice error={remove.error} />}
+      {deleter.error}
       {toggle.error !== undefined && <ErrorNotice error={toggle.error} />}
       <ListState list={list} loading="Loading the rules…" empty={<p>No failure rules yet.</p>} />
       {list.items.length > 0 && (
@@ -74,32 +75,27 @@ export function FailureRulesPage() {
                 <td>{rule.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>}</td>
                 <td>{formatTime(rule.created_at)}</td>
                 <td>
-                  <button
-                    type="button"
-                    disabled={!mayToggle.allowed || toggle.busy !== null}
-                    aria-describedby={mayToggle.allowed ? undefined : 'toggle-rule-reason'}
-                    onClick={() =>
-                      void toggle
-                        .run(rule.id, () => unwrap(api.PATCH('/v1/failure-rules/{id}', { params: { path: { id: rule.id } }, body: { enabled: !rule.enabled } })))
-                        .then((done) => done && reload())
-                    }
-                  >
-                    {rule.enabled ? 'Disable' : 'Enable'}
-                    <span className="visually-hidden"> {rule.name}</span>
-                  </button>{' '}
-                  <ConfirmButton
-                    action="Delete"
+                  <RowActions
+                    id={rule.id}
                     subject={rule.name}
-                    confirmLabel="Delete now"
+                    deleter={deleter}
                     question={`Delete ${rule.name}? Its clusters stay.`}
-                    disabled={!mayDelete.allowed || remove.busy !== null}
-                    describedBy={mayDelete.allowed ? undefined : 'delete-rule-reason'}
-                    onConfirm={() =>
-                      void remove
-                        .run(rule.id, () => noContent(api.DELETE('/v1/failure-rules/{id}', { params: { path: { id: rule.id } } })))
-                        .then((done) => done && reload())
-                    }
-                  />
+                    call={() => noContent(api.DELETE('/v1/failure-rules/{id}', { params: { path: { id: rule.id } } }))}
+                  >
+                    <button
+                      type="button"
+                      disabled={!mayToggle.allowed || toggle.busy !== null}
+                      aria-describedby={mayToggle.allowed ? undefined : 'toggle-rule-reason'}
+                      onClick={() =>
+                        void toggle
+                          .run(rule.id, () => unwrap(api.PATCH('/v1/failure-rules/{id}', { params: { path: { id: rule.id } }, body: { enabled: !rule.enabled } })))
+                          .then((done) => done && reload())
+                      }
+                    >
+                      {rule.enabled ? 'Disable' : 'Enable'}
+                      <span className="visually-hidden"> {rule.name}</span>
+                    </button>{' '}
+                  </RowActions>
                 </td>
               </tr>
             ))}

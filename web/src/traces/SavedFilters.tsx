@@ -1,6 +1,8 @@
 import { ListState, LoadMore } from '../ui/lists';
 import { useReducer, useState, type FormEvent } from 'react';
-import { ConfirmButton, Reason, useAction, usePermission } from '../admin/shared';
+import { ConfirmButton } from '../ui/ConfirmButton';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { Permission } from '../api/permissions';

@@ -1,6 +1,7 @@
 import { ListState, LoadMore } from '../ui/lists';
 import { useReducer, useState, type FormEvent } from 'react';
-import { Reason, useAction, usePermission } from '../admin/shared';
+import { Reason, usePermission } from '../ui/permission';
+import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 import { api, unwrap } from '../api/client';
 import type { paths } from '../api/schema';

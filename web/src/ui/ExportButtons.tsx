@@ -1,4 +1,4 @@
-import { useAction } from '../admin/shared';
+import { useAction } from './useAction';
 import { ErrorNotice } from './ErrorNotice';
 
 type ExportFormat = 'csv' | 'jsonl';
