@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { abandonAfterMs } from './modules/ingest/batcher.js';
 import { PriceBook } from './modules/ingest/price-book.js';
-import { TraceRegistry, type RegistryLog } from './modules/ingest/registry.js';
+import { TraceRegistry } from './modules/ingest/registry.js';
+import type { AppLogger } from './platform/log.js';
 import { registryRepository } from './modules/ingest/registry-repo.js';
 import { ingestRepository } from './modules/ingest/repo.js';
 import { storedTraceRepository } from './modules/ingest/stored-repo.js';
@@ -106,7 +107,7 @@ export interface ServiceDeps {
   ch: ClickHouseStore;
   authenticator: Authenticator;
   /** Where services report what they survive rather than throw (the app's logger; the CLI passes none). */
-  log?: RegistryLog;
+  log?: AppLogger;
 }
 
 /** The composition root: every service is built here once and handed to routes, jobs and the CLI. */

@@ -1,6 +1,7 @@
 import { unavailable } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { TxSql } from '../../stores/pg.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { RowBatch } from './batcher.js';
 import type { AbandonedReservation, RegisteredTrace, RegistryEntry, RegistryRepository, Registration } from './registry-repo.js';
 import type { StoredTraceRepository } from './stored-repo.js';
@@ -28,10 +29,6 @@ export interface StoredTraceObserver {
   mark(tenantId: string, startedAtMs: readonly number[]): Promise<void>;
 }
 
-export interface RegistryLog {
-  warn(details: object, message: string): void;
-}
-
 export interface SettleRun {
   committed: number;
   released: number;
@@ -55,7 +52,7 @@ export class TraceRegistry {
     private readonly repo: RegistryRepository,
     private readonly stored: StoredTraceRepository,
     private readonly observer: StoredTraceObserver,
-    private readonly log: RegistryLog,
+    private readonly log: AppLogger,
     private readonly options: { instance: string; abandonAfterMs: number },
   ) {}
 

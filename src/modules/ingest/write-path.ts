@@ -5,7 +5,8 @@ import { GroupCommitBatcher, WriteTimeoutError, type BatcherOptions, type RowBat
 import type { OtlpTraceDeriver, DerivedTraces } from './otlp/derive.js';
 import type { OtlpStateRepository, TraceKey } from './otlp/state-repo.js';
 import type { OtlpSpanWrite } from './otlp/trace-state.js';
-import type { RegistryLog, TraceRegistry } from './registry.js';
+import type { TraceRegistry } from './registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import { TRACE_COLUMNS } from './rows.js';
 import type { IngestCounters } from './stats/counters.js';
 import { writeTraceBatch } from './writer.js';
@@ -24,7 +25,7 @@ export interface WritePathDeps {
   observer: TraceRowObserver;
   /** Stored counts (GET /v1/ingest/stats): written in the transactions that store, or refused when a write fails. */
   counters: Pick<IngestCounters, 'saveStored' | 'storedCommitted' | 'storedLater' | 'storeFailed'>;
-  log: RegistryLog;
+  log: AppLogger;
 }
 
 /**

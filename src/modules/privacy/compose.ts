@@ -2,7 +2,7 @@ import type { JobEnqueuer } from '../../jobs/enqueue.js';
 import { appendAudit } from '../../platform/audit/chain.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { Sql } from '../../stores/pg.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import { vectorErasureRepository } from '../search/erasure-repo.js';
 import { VectorErasure } from '../search/erasure.js';
 import { subjectTraceRepository } from '../traces/subject-repo.js';
@@ -17,7 +17,7 @@ export interface PrivacyDeps {
   ch: ClickHouseStore;
   jobs: Pick<JobEnqueuer, 'add'>;
   secretKey: Buffer;
-  log: RegistryLog;
+  log: AppLogger;
   /** The other modules' services that hold data of traces (traces and vectors are built here). */
   modules: Omit<ErasureModules, 'traces' | 'vectors'> & Omit<ExportModules, 'traces'>;
 }

@@ -6,7 +6,7 @@ import { decodeCursor, toPage } from '../../platform/cursor.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/schemas.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { SubjectErasure } from './erasure.js';
 import type { SubjectExport } from './export.js';
 import type { RequestRepository, RequestRow } from './repo.js';
@@ -62,7 +62,7 @@ export class DataSubjectRequestService {
     private readonly queue: RequestQueue,
     private readonly audit: AuditSink,
     private readonly secretKey: Buffer,
-    private readonly log: RegistryLog,
+    private readonly log: AppLogger,
   ) {}
 
   /** Stored queued (with the subject's raw value, until processed), then queued. */

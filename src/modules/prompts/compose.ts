@@ -4,7 +4,7 @@ import type { Sql } from '../../stores/pg.js';
 import type { EvalRuleService } from '../evals/rules.js';
 import type { EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { ProjectService } from '../projects/service.js';
 import type { TenantService } from '../tenants/service.js';
 import type { TraceService } from '../traces/service.js';
@@ -29,7 +29,7 @@ export interface PromptDeps {
   evalRules: Pick<EvalRuleService, 'list'>;
   llmConnections: ProviderSource;
   webhooks: Pick<WebhookService, 'emit'>;
-  log: RegistryLog;
+  log: AppLogger;
 }
 
 /** The prompts module's services, built once by the composition root (src/services.ts). */

@@ -7,7 +7,7 @@ import { toIso } from '../../platform/schemas.js';
 import type { TxSql } from '../../stores/pg.js';
 import type { EventSink } from '../failures/clusters.js';
 import type { FailureService } from '../failures/service.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import { restoresPrevious, SHIPS, TRANSITIONS, type Trigger } from './deployments.js';
 import type { DeploymentPatch, DeploymentRepository, DeploymentRow } from './deployments-repo.js';
 import type { PromptService } from './service.js';
@@ -62,7 +62,7 @@ export class PromptDeploymentService {
     private readonly events: EventSink,
     private readonly audit: AuditSink,
     private readonly queue: DeploymentQueue,
-    private readonly log: RegistryLog,
+    private readonly log: AppLogger,
   ) {}
 
   async create(tenantId: string, body: CreateDeployment, requestedBy: Actor): Promise<PromptDeployment> {

@@ -2,7 +2,7 @@ import { planAtLeast } from '../../platform/plans.js';
 import { ProviderError } from '../../providers/types.js';
 import type { FailureCluster } from '../failures/schemas.js';
 import type { FailureService } from '../failures/service.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { ProjectService } from '../projects/service.js';
 import type { TenantService } from '../tenants/service.js';
 import type { TraceService } from '../traces/service.js';
@@ -64,7 +64,7 @@ export class PromptLifecycle {
       projects: Pick<ProjectService, 'get'>;
       tenants: Pick<TenantService, 'get'>;
       queue: DeploymentQueue;
-      log: RegistryLog;
+      log: AppLogger;
     },
     readonly settings: LifecycleSettings = DEFAULT_LIFECYCLE_SETTINGS,
   ) {}

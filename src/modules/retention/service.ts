@@ -5,7 +5,8 @@ import type { ControlSignals } from '../control/signals.js';
 import type { EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
 import type { FeedbackService } from '../feedback/service.js';
-import type { RegistryLog, TraceRegistry } from '../ingest/registry.js';
+import type { TraceRegistry } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { ProjectService } from '../projects/service.js';
 import type { WebhookService } from '../webhooks/service.js';
 import type { RetentionRepository } from './repo.js';
@@ -44,7 +45,7 @@ export interface RetentionDeps {
   /** Appends a system row to the tenant's audit chain (platform/audit/chain.ts appendAudit). */
   audit(tenantId: string, entry: AuditEntry): Promise<unknown>;
   /** The app's logger: one info line per project swept (when it has `info`), warnings otherwise. */
-  log: RegistryLog & { info?(details: object, message: string): void };
+  log: AppLogger & { info?(details: object, message: string): void };
 }
 
 /** What one sweep did for one project. */

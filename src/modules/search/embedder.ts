@@ -1,5 +1,5 @@
 import { ProviderError } from '../../providers/types.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { LlmConnectionService } from '../llm-connections/service.js';
 import type { VectorDimensions } from './dimensions.js';
 import { dimensionMismatch } from './dimensions.js';
@@ -44,7 +44,7 @@ export class SpanEmbedder {
     private readonly state: SearchStateRepository,
     private readonly dimensions: VectorDimensions,
     private readonly llm: Pick<LlmConnectionService, 'resolveEmbedder'>,
-    private readonly log: RegistryLog,
+    private readonly log: AppLogger,
     private readonly options: EmbedderOptions = DEFAULT_EMBEDDER_OPTIONS,
   ) {}
 

@@ -1,4 +1,4 @@
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { SearchIndexRepository } from './index-repo.js';
 import type { IndexStateRow, SearchStateRepository } from './state-repo.js';
 
@@ -29,7 +29,7 @@ export class HnswIndexer {
   constructor(
     private readonly index: SearchIndexRepository,
     private readonly state: SearchStateRepository,
-    private readonly log: RegistryLog,
+    private readonly log: AppLogger,
     private readonly options: IndexerOptions = DEFAULT_INDEXER_OPTIONS,
   ) {}
 

@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js';
 import { planAtLeast } from '../../platform/plans.js';
 import { UnsafeUrlError } from '../../platform/ssrf.js';
 import type { TxSql } from '../../stores/pg.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { TenantService } from '../tenants/service.js';
 import { DELIVERY_TIMEOUT_MS, type SendOutcome, type WebhookSender } from './delivery.js';
 import type { EventRow, WebhookRepository } from './repo.js';
@@ -54,7 +54,7 @@ export class WebhookDispatcher {
     private readonly sender: WebhookSender,
     private readonly config: Config['webhooks'],
     private readonly secretKey: Buffer,
-    private readonly log: RegistryLog,
+    private readonly log: AppLogger,
   ) {
     this.staleAfterMs = config.retryBaseMs * 2 ** (MAX_ATTEMPTS - 2) + DELIVERY_TIMEOUT_MS + 60_000;
   }

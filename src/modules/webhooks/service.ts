@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { checkOutboundUrl, UnsafeUrlError, type GuardOptions } from '../../platform/ssrf.js';
 import type { TxSql } from '../../stores/pg.js';
-import type { RegistryLog } from '../ingest/registry.js';
+import type { AppLogger } from '../../platform/log.js';
 import type { TenantService } from '../tenants/service.js';
 import { WebhookSender } from './delivery.js';
 import { WebhookDispatcher, type DeliveryOutcome, type WebhookEventInput } from './dispatch.js';
@@ -48,7 +48,7 @@ export class WebhookService {
     jobs: Pick<JobEnqueuer, 'add'>,
     config: Config['webhooks'],
     private readonly secretKey: Buffer,
-    log: RegistryLog,
+    log: AppLogger,
   ) {
     this.guard = { requireHttps: true, allowLoopback: config.allowLoopback };
     this.sender = new WebhookSender(this.guard);
