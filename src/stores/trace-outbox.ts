@@ -1,6 +1,10 @@
 import type { TxSql } from './pg.js';
 
-/** A stored trace some background consumer still has to look at (sql/009's trigger writes them). */
+/**
+ * A stored trace some background consumer still has to look at. The triggers
+ * queue_readable_traces_for_rules_on_insert/_on_update on trace_registry write them
+ * (sql/009_failures.sql, named in sql/024_trigger_names.sql).
+ */
 export interface TraceCandidate {
   tenant_id: string;
   trace_id: string;

@@ -29,9 +29,11 @@ export interface DrainResult {
 
 /**
  * Online evaluation: enabled rules score traces stored after they were enabled. The registry
- * writes each newly stored trace of a tenant with enabled rules to `eval_candidates` (see
- * sql/005_evals.sql); this drains them, creating each rule's evaluations in the transaction that
- * removes the candidates, so a crash between the two loses nothing and repeats nothing.
+ * writes each newly stored trace of a tenant with enabled rules to `eval_candidates`: the triggers
+ * queue_readable_traces_for_rules_on_insert/_on_update on trace_registry (sql/009_failures.sql,
+ * named in sql/024_trigger_names.sql; the table is sql/005_evals.sql's). This drains them, creating
+ * each rule's evaluations in the transaction that removes the candidates, so a crash between the
+ * two loses nothing and repeats nothing.
  */
 export class OnlineEvaluator {
   constructor(

@@ -15,7 +15,9 @@ export interface DetectionResult {
 
 /**
  * Failure detection, off the request path: the registry writes every newly stored trace of a
- * tenant with enabled failure rules to `failure_candidates` (sql/009_failures.sql); this drains
+ * tenant with enabled failure rules to `failure_candidates` (the triggers
+ * queue_readable_traces_for_rules_on_insert/_on_update on trace_registry, sql/009_failures.sql,
+ * named in sql/024_trigger_names.sql); this drains
  * them, reads their spans, matches the tenant's rules and grows clusters in the transaction that
  * removes the candidates, so a crash between the two loses nothing and counts nothing twice.
  */

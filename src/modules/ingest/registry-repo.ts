@@ -150,6 +150,9 @@ export function registryRepository(sql: Sql) {
      * missing was released by a settlement that took this write for dead (it outlived its
      * time-out): it is registered again, and comes back as restored so that its quota is counted.
      * Native traces only: OTLP traces are committed with their state (otlp/state-repo.ts).
+     * Turning committed is what queues a trace for eval and failure rules: the triggers
+     * queue_readable_traces_for_rules_on_insert/_on_update on trace_registry (sql/009_failures.sql,
+     * named in sql/024_trigger_names.sql); commitPending() too.
      */
     async confirm(
       registrations: readonly Registration[],

@@ -22,7 +22,11 @@ export interface SavedTrace extends TraceKey {
   /** The trace row's start (ms): the registry's locator follows it. */
   startedAtMs: number;
   state: OtlpTraceState;
-  /** A new row was written (not only a re-send): the trace is readable anew (sql/009's trigger). */
+  /**
+   * A new row was written (not only a re-send): the trace is readable anew, and save() moving
+   * rolled_up_at makes the trigger queue_readable_traces_for_rules_on_update queue it for eval and
+   * failure rules (sql/009_failures.sql, named in sql/024_trigger_names.sql).
+   */
   changed: boolean;
 }
 
