@@ -7,6 +7,7 @@ import { bearer, createTenant, sessionToken, type TestContext } from '../helpers
 import { getJson, ingestTraces, listAll } from '../helpers/trace-api.js';
 import { pollUntil, startAppWithWorkers } from '../helpers/workers.js';
 import { seededRandom } from '../../bench/lib/random.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 
 /** Noisy windows of a steady project: ~120 traces, p95 ~800 ms, 2% errors, cost and tokens per trace. */
@@ -179,8 +180,8 @@ describe('anomaly scan (end to end)', () => {
     const viewer = bearer(await sessionToken(t.tenantId, 'viewer'));
     const res = await ctx.app.inject({ method: 'GET', url: '/v1/anomalies', headers: viewer });
     expect([res.statusCode, res.json()]).toEqual([200, { anomalies: [], next_cursor: null, has_more: false }]);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    expect((await ctx.app.inject({ method: 'GET', url: '/v1/anomalies', headers: bearer(key.json().secret) })).statusCode).toBe(200);
+    const keyAuth = await queryKeyAuth(ctx.app, t.auth);
+    expect((await ctx.app.inject({ method: 'GET', url: '/v1/anomalies', headers: keyAuth })).statusCode).toBe(200);
     const inverted = await getJson(ctx.app, t, '/v1/anomalies', { from: '2026-11-02T00:00:00Z', to: '2026-11-01T00:00:00Z' });
     expect(inverted.status).toBe(400);
     expect((await getJson(ctx.app, t, '/v1/anomalies', { cursor: 'not-a-cursor' })).body.code).toBe('invalid_cursor');

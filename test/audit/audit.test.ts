@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLogPage, chainVerification } from '../../src/modules/audit/schemas.js';
 import { appendAudit, GENESIS_HASH, rowHash, type AuditRow } from '../../src/platform/audit/chain.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -98,9 +99,7 @@ describe('audit log', () => {
     const viewer = await auditLog(bearer(await sessionToken(t.tenantId, 'viewer')));
     expect(viewer.entries.map((e) => e.action)).toEqual(['project.create']);
 
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    expect(key.statusCode).toBe(201);
-    const queryKey = bearer(key.json().secret);
+    const queryKey = await queryKeyAuth(ctx.app, t.auth);
     for (const url of ['/v1/audit-log', '/v1/audit-log/verify']) {
       const refused = await ctx.app.inject({ method: 'GET', url, headers: queryKey });
       expect(refused.statusCode, url).toBe(403);

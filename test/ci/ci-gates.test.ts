@@ -5,6 +5,7 @@ import { createTenant, type TestContext, type TestTenant } from '../helpers/app.
 import { ingestTraces } from '../helpers/trace-api.js';
 import { startAppWithWorkers } from '../helpers/workers.js';
 import { aTrace } from '../builders/traces.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -89,8 +90,7 @@ describe('CI gates', () => {
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json()).toMatchObject({ status: 'pending', passed: null, pass_rate: null, item_count: 10 });
     expect((await ctx.app.inject({ method: 'GET', url: `/v1/ci/runs/${created.json().id}`, headers: other.auth })).statusCode).toBe(404);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const reader = { authorization: `Bearer ${key.json().secret}` };
+    const reader = await queryKeyAuth(ctx.app, t.auth);
     expect((await ctx.app.inject({ method: 'GET', url: `/v1/ci/runs/${created.json().id}`, headers: reader })).statusCode).toBe(200);
     expect((await ctx.app.inject({ method: 'POST', url: '/v1/ci/runs', headers: reader, payload: { dataset_id: datasetId, eval_version_id: versionId, min_pass_rate: 0.5 } })).statusCode).toBe(403);
   });

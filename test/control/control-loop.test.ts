@@ -2,6 +2,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Workers } from '../../src/jobs/workers.js';
 import type { EventSink } from '../../src/modules/failures/clusters.js';
+import { aFailureRule, anEvalRule, aWebhook } from '../builders/resources.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { startApp, type TestContext } from '../helpers/app.js';
 import { controlApi, type Team } from '../helpers/control-api.js';
@@ -41,8 +42,7 @@ afterAll(async () => {
 
 const { tenant, call, created } = controlApi(() => ctx.app);
 
-const containsRule = (t: Team, value: string, extra: object = {}) =>
-  created('/v1/eval-rules', t, { name: `mentions ${value}`, metric_name: `mentions_${value}`, config: { provider: 'builtin', preset: 'contains', params: { value } }, ...extra });
+const containsRule = (t: Team, value: string, extra: Record<string, unknown> = {}) => created('/v1/eval-rules', t, anEvalRule(value, extra));
 
 const policy = (t: Team, body: object) => created('/v1/policies', t, { name: 'remediate', project_id: t.projectId, ...body });
 
@@ -125,11 +125,11 @@ describe('control loop against the fake OpenAI-compatible provider', () => {
 
   it('records a RemediationRegression cluster and fires failure.detected when a re-score drops more than min_score_drop', async () => {
     const t = await tenant();
-    await created('/v1/failure-rules', t, { name: 'timeouts', match: { failure_types: ['timeout'] } });
+    await created('/v1/failure-rules', t, aFailureRule());
     await containsRule(t, 'Paris', { min_score_drop: 0.2 });
     await policy(t, { trigger: { failure_types: ['timeout'] }, steps: [{ type: 'retry' }], max_retry_depth: 1 });
     const hookPath = `/regressions/${t.tenantId}`;
-    await created('/v1/webhooks', t, { url: receiver.url(hookPath), secret: WEBHOOK_SECRET });
+    await created('/v1/webhooks', t, aWebhook(receiver.url(hookPath), { secret: WEBHOOK_SECRET }));
     const trace = aTrace({ output: 'Paris.', spans: [aSpan({ error: 'Request timed out after 30s' })] });
     await ingestTraces(ctx.app, t, [trace]);
 

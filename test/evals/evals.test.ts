@@ -3,6 +3,7 @@ import { bearer, createTenant, sessionToken, type TestContext, type TestTenant }
 import { getJson, ingestTraces, listAll } from '../helpers/trace-api.js';
 import { pollUntil, startAppWithWorkers } from '../helpers/workers.js';
 import { aTrace } from '../builders/traces.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -121,8 +122,7 @@ describe('POST /v1/eval with builtin checks', () => {
     const viewer = bearer(await sessionToken(t.tenantId, 'viewer'));
     expect((await ctx.app.inject({ method: 'GET', url: `/v1/eval/${ev.id}`, headers: viewer })).statusCode).toBe(200);
     expect((await trigger(t, { trace_id: trace.id, metric_name: 'm', config: builtin('json_valid') }, viewer)).statusCode).toBe(403);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const reader = bearer(key.json().secret);
+    const reader = await queryKeyAuth(ctx.app, t.auth);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/evals', headers: reader })).statusCode).toBe(200);
     const refused = await trigger(t, { trace_id: trace.id, metric_name: 'm', config: builtin('json_valid') }, reader);
     expect(refused.statusCode).toBe(403);

@@ -11,6 +11,7 @@ import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from '../helpers/app.js';
 import { getJson, ingestTraces, listAll } from '../helpers/trace-api.js';
 import { drainOutbox, pollUntil, startAppWithWorkers } from '../helpers/workers.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 const QUEUES = ['failures-detect'] as const;
 let ctx: TestContext;
@@ -98,8 +99,7 @@ describe('failure rules', () => {
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/failure-rules', headers: viewer })).statusCode).toBe(200);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/failures/clusters', headers: viewer })).statusCode).toBe(200);
     expect((await createRule(a, aRule({ model: 'y' }), viewer)).statusCode).toBe(403);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: a.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const reader = bearer(key.json().secret);
+    const reader = await queryKeyAuth(ctx.app, a.auth);
     expect((await ctx.app.inject({ method: 'GET', url: '/v1/failures/clusters', headers: reader })).statusCode).toBe(200);
     expect((await ctx.app.inject({ method: 'GET', url: `/v1/failure-rules/${rule.id}`, headers: reader })).statusCode).toBe(200);
     const refused = await createRule(a, aRule({ model: 'y' }), reader);

@@ -5,6 +5,7 @@ import { feedback as feedbackSchema, feedbackList } from '../../src/modules/feed
 import { aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { ingestTraces, withQuery, type QueryValues } from '../helpers/trace-api.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -284,8 +285,7 @@ describe('access', () => {
   });
 
   it('a query-scoped key reads but cannot write', async () => {
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const reader = bearer(key.json().secret);
+    const reader = await queryKeyAuth(ctx.app, t.auth);
     expect(await ids(reader)).toContain(existing);
     expectError(await post(reader, { trace_id: traceId, score: 0.5 }), 403, 'scope_forbidden');
   });

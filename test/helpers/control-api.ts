@@ -1,6 +1,6 @@
-import { expect } from 'vitest';
 import type { App } from '../../src/app.js';
 import type { PlanName } from '../../src/platform/plans.js';
+import { create } from '../builders/resources.js';
 import { bearer, createTenant, sessionToken, type TestTenant } from './app.js';
 
 /** A tenant with owner and member dashboard sessions beside its API key. */
@@ -21,10 +21,6 @@ export function controlApi(app: () => App) {
       const t = await createTenant(app(), plan);
       return { ...t, owner: bearer(await sessionToken(t.tenantId, 'owner')), member: bearer(await sessionToken(t.tenantId, 'member')) };
     },
-    async created(url: string, t: Team, payload: object) {
-      const res = await call('POST', url, t.owner, payload);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body;
-    },
+    created: (url: string, t: Team, payload: object) => create(app(), url, t.owner, payload),
   };
 }

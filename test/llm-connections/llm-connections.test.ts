@@ -5,6 +5,7 @@ import { newId } from '../../src/platform/ids.js';
 import { ProviderError } from '../../src/providers/types.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 // No server-side vendor keys, whatever the machine's environment holds.
 const NO_SERVER_KEYS = { OPENAI_API_KEY: '', OPENAI_BASE_URL: '', ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '' };
@@ -112,8 +113,7 @@ describe('llm connections API', () => {
 
   it('refuses query-scoped keys, which cannot read credentials', async () => {
     const t = await createTenant(ctx.app);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const reader = bearer(key.json().secret);
+    const reader = await queryKeyAuth(ctx.app, t.auth);
     const res = await ctx.app.inject({ method: 'GET', url: '/v1/llm-connections', headers: reader });
     expect(res.statusCode).toBe(403);
     expect(res.json().code).toBe('scope_forbidden');

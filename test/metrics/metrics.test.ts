@@ -7,6 +7,7 @@ import { MetricsRollup } from '../../src/modules/metrics/rollup.js';
 import { metricsResponse } from '../../src/modules/metrics/schemas.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 // BullMQ queues of this process stay apart from other test processes.
 const REDIS_PREFIX = `looptrace-test-metrics-${process.pid}`;
@@ -274,8 +275,8 @@ describe('GET /v1/metrics', () => {
   it('is open to viewers and query-scoped keys, on the query rate bucket (60/s starter, 600/s pro)', async () => {
     const viewer = bearer(await sessionToken(a.tenantId, 'viewer'));
     expect((await metrics(viewer, {})).statusCode).toBe(200);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: a.auth, payload: { name: 'reader', scopes: ['query'] } });
-    expect((await metrics(bearer(key.json().secret), {})).statusCode).toBe(200);
+    const keyAuth = await queryKeyAuth(ctx.app, a.auth);
+    expect((await metrics(keyAuth, {})).statusCode).toBe(200);
 
     expect((await metrics(a.auth, {})).headers['x-ratelimit-limit']).toBe('36000');
     const starter = await newTenant('starter');

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelPriceList, modelPriceOverride } from '../../src/modules/pricing/schemas.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -97,8 +98,7 @@ describe('model prices', () => {
     expect((await put(viewer, 'gpt-4o', { input_per_million: 1, output_per_million: 1 })).statusCode).toBe(403);
     expect((await put(member, 'gpt-4o', { input_per_million: 1, output_per_million: 1 })).statusCode).toBe(200);
     expect((await del(viewer, 'gpt-4o')).statusCode).toBe(403);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const scoped = bearer(key.json().secret);
+    const scoped = await queryKeyAuth(ctx.app, t.auth);
     expect((await list(scoped)).overrides).toHaveLength(1);
     const refused = await put(scoped, 'gpt-4o', { input_per_million: 2, output_per_million: 2 });
     expect(refused.statusCode).toBe(403);

@@ -10,6 +10,7 @@ import { bearer, createTenant, sessionToken, startApp, type TestContext, type Te
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import { ingestTraces, withQuery } from '../helpers/trace-api.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 let ctx: TestContext; // the server's embedder is the fake OpenAI
 let bare: TestContext; // no embedder at all
@@ -143,8 +144,8 @@ describe('POST /v1/search/spans', () => {
   });
 
   it('is readable with a query-scoped key and by a viewer', async () => {
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    const reader = { auth: bearer(key.json().secret) };
+    const keyAuth = await queryKeyAuth(ctx.app, t.auth);
+    const reader = { auth: keyAuth };
     const viewer = { auth: bearer(await sessionToken(t.tenantId, 'viewer')) };
     for (const who of [reader, viewer]) {
       const res = await search(who, { project_id: t.projectId, query_vector: query });

@@ -5,6 +5,7 @@ import { traceDetail, traceList } from '../../src/modules/traces/schemas.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { getJson, ingestTraces, listAll, newestFirst, type QueryValues } from '../helpers/trace-api.js';
+import { queryKeyAuth } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -373,9 +374,8 @@ describe('GET /v1/traces/{id}', () => {
 describe('trace read access', () => {
   it('admits query-scoped keys and viewers, on the query rate-limit bucket', async () => {
     const t = await createTenant(ctx.app);
-    const key = await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'reader', scopes: ['query'] } });
-    expect(key.statusCode).toBe(201);
-    const scoped = { ...t, auth: bearer(key.json().secret) };
+    const keyAuth = await queryKeyAuth(ctx.app, t.auth);
+    const scoped = { ...t, auth: keyAuth };
     const viewer = { ...t, auth: bearer(await sessionToken(t.tenantId, 'viewer')) };
     for (const who of [scoped, viewer]) {
       for (const url of ['/v1/traces', '/v1/traces/export', '/v1/sessions']) {
