@@ -1,11 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { abandonAfterMs } from './modules/ingest/batcher.js';
-import { PriceBook } from './modules/ingest/price-book.js';
 import { TraceRegistry } from './modules/ingest/registry.js';
 import type { AppLogger } from './platform/log.js';
 import { registryRepository } from './modules/ingest/registry-repo.js';
-import { ingestRepository } from './modules/ingest/repo.js';
 import { storedTraceRepository } from './modules/ingest/stored-repo.js';
 import { IngestService } from './modules/ingest/service.js';
 import { IngestCounters } from './modules/ingest/stats/counters.js';
@@ -37,6 +35,7 @@ import { metricsRepository } from './modules/metrics/repo.js';
 import { metricsWindowRepository } from './modules/metrics/windows.js';
 import { MetricsRollup } from './modules/metrics/rollup.js';
 import { MetricsService } from './modules/metrics/service.js';
+import { PriceBook } from './modules/pricing/price-book-service.js';
 import { pricingRepository } from './modules/pricing/repo.js';
 import { PricingService } from './modules/pricing/service.js';
 import { projectRepository } from './modules/projects/repo.js';
@@ -124,7 +123,8 @@ export function buildServices(deps: ServiceDeps) {
   const auditAnchors = createAuditAnchorService(deps.sql, deps.config);
   const audit = new AuditService(deps.sql, auditLogRepository(deps.sql), auditAnchors);
   const log = deps.log ?? { warn: () => {} };
-  const prices = new PriceBook(ingestRepository(deps.sql));
+  const pricingRepo = pricingRepository(deps.sql);
+  const prices = new PriceBook(pricingRepo);
   const metricsDirty = new MetricsDirtyTracker(deps.sql);
   const batcherOptions = {
     maxRows: deps.config.ingest.flushRows,
@@ -163,7 +163,7 @@ export function buildServices(deps: ServiceDeps) {
   const metricsRepo = metricsRepository(deps.ch);
   const metrics = new MetricsService(metricsRepo, projects, metricsWindowRepository(deps.ch));
   const metricsRollup = new MetricsRollup(metricsRepo, metricsDirty);
-  const pricing = new PricingService(pricingRepository(deps.sql), prices);
+  const pricing = new PricingService(pricingRepo, prices);
   const traceRepo = traceRepository(deps.ch);
   const controlActionRepo = controlActionRepository(deps.sql);
   const controlSignalRepo = controlSignalRepository(deps.sql);

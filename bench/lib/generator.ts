@@ -3,7 +3,7 @@
  * value is a deterministic function of the trace number n (and span index j), so a dataset of a
  * given scale is the same whenever it is generated, and nothing crosses the client boundary.
  */
-import { findPrice } from '../../src/modules/ingest/prices.js';
+import { findPrice } from '../../src/modules/pricing/prices.js';
 import { TAG_PAIR_SEPARATOR } from '../../src/modules/ingest/rows.js';
 import { millisToClickHouse } from '../../src/platform/time.js';
 import type { ClickHouseStore } from '../../src/stores/clickhouse.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { computeCost, findPrice } from '../../src/modules/ingest/prices.js';
+import { computeCost, findPrice } from '../../src/modules/pricing/prices.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { serverKeysAt, startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import { getJson, ingestTraces } from '../helpers/trace-api.js';

@@ -1,7 +1,6 @@
 import { ProviderError, type ChatMessage, type LlmProvider } from '../../providers/types.js';
 import type { EvalService } from '../evals/service.js';
-import type { PriceBook } from '../ingest/price-book.js';
-import { computeCost, findPrice } from '../ingest/prices.js';
+import { computeCost, findPrice, type PriceBook } from '../pricing/price-book-service.js';
 import type { Span } from '../traces/schemas.js';
 import type { TraceService } from '../traces/service.js';
 import type { ActionRow, ControlActionRepository, ExecutionOutcome } from './actions-repo.js';

@@ -5,7 +5,7 @@ import { PLANS } from '../../platform/plans.js';
 import type { ProjectService } from '../projects/service.js';
 import type { VectorDimensions } from '../search/dimensions.js';
 import { normalizeTrace, type NormalizedTrace } from './normalize.js';
-import type { PriceBook } from './price-book.js';
+import type { PriceBook } from '../pricing/price-book-service.js';
 import type { NativeReservation, TraceRegistry } from './registry.js';
 import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
 import type { IngestCounters } from './stats/counters.js';

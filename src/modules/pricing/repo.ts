@@ -1,4 +1,5 @@
 import type { Sql } from '../../stores/pg.js';
+import type { TokenPrice } from './prices.js';
 
 export interface ModelPriceRow {
   model: string;
@@ -10,6 +11,13 @@ export interface ModelPriceRow {
 /** The tenant's model price overrides (Postgres `model_prices`, USD per token). */
 export function pricingRepository(sql: Sql) {
   return {
+    /** The tenant's overrides as ingest prices with them (read through PriceBook's cache). */
+    async overrides(tenantId: string): Promise<Map<string, TokenPrice>> {
+      const rows = await sql<{ model: string; input_per_token: number; output_per_token: number }[]>`
+        select model, input_per_token, output_per_token from model_prices where tenant_id = ${tenantId}`;
+      return new Map(rows.map((r) => [r.model, { inputPerToken: r.input_per_token, outputPerToken: r.output_per_token }]));
+    },
+
     async list(tenantId: string): Promise<ModelPriceRow[]> {
       return sql<ModelPriceRow[]>`
         select model, input_per_token, output_per_token, updated_at from model_prices

@@ -1,6 +1,6 @@
 import { badRequest, notFound } from '../../platform/errors.js';
-import type { PriceBook } from '../ingest/price-book.js';
-import { BUILTIN_PRICES, PRICE_TABLE_SOURCE_DATE, canonicalModelName } from '../ingest/prices.js';
+import type { PriceBook } from './price-book-service.js';
+import { BUILTIN_PRICES, PRICE_TABLE_SOURCE_DATE, canonicalModelName } from './prices.js';
 import type { ModelPriceRow, PricingRepository } from './repo.js';
 import type { ModelPriceBody, ModelPriceList, ModelPriceOverride } from './schemas.js';
 
