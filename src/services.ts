@@ -174,7 +174,7 @@ export function buildServices(deps: ServiceDeps) {
   const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
   const evalRuleRepo = evalRuleRepository(deps.sql);
   const evalQueue: EvalQueue = {
-    enqueue: (ids) => jobs.addBulk('evals', ids.map((id) => ({ name: 'score', data: { eval_id: id } }))),
+    enqueue: (evaluations) => jobs.addBulk('evals', evaluations.map((e) => ({ tenant_id: e.tenant_id, eval_id: e.id }))),
   };
   const llmConnections = new LlmConnectionService(llmConnectionRepository(deps.sql), deps.config.providers, deps.config.secretKey);
   const searchRepo = searchRepository(deps.ch);
@@ -197,7 +197,7 @@ export function buildServices(deps: ServiceDeps) {
   const failureDetector = new FailureDetector(failureRuleRepo, traces, failureClusters);
   const anomalies = new AnomalyService(anomalyRepository(deps.sql), metrics, webhooks);
   const controlQueue: ControlQueue = {
-    enqueue: (ids) => jobs.addBulk('control', ids.map((id) => ({ name: 'execute', data: { action_id: id } }))),
+    enqueue: (actions) => jobs.addBulk('control', actions.map((a) => ({ tenant_id: a.tenant_id, action_id: a.id }))),
   };
   const controlConfig = new ControlConfigService(controlConfigRepository(deps.sql), projects, evalRules);
   const controlPlanner = new ChainPlanner(controlActionRepo, controlConfig, controlQueue);

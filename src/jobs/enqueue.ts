@@ -2,7 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { StoreUnavailableError } from '../platform/store-errors.js';
 import { FAIL_FAST_REDIS_OPTIONS } from '../stores/redis.js';
-import { jobOptions, QUEUES, type QueueName } from './queues.js';
+import { jobOptions, QUEUE_NAMES, QUEUES, type PayloadOf, type QueueName } from './registry.js';
 
 const COUNTED_STATES = ['waiting', 'delayed', 'active', 'failed', 'prioritized', 'waiting-children'] as const;
 
@@ -12,6 +12,8 @@ const PRODUCER_BOUND_MS = 2_000;
 /**
  * The API side of the queues: one BullMQ Queue per name, opened on first use with the queue's
  * default job options and closed with the app. Workers consume these queues in workers.ts.
+ * add/addBulk are typed by the registry (registry.ts): a payload compiles only in its queue's shape,
+ * and the job gets its queue's job name.
  *
  * A producer never waits for Redis: the connection has no offline queue (BullMQ's advice for
  * producers, "Failing fast when Redis is down"), and every call is bounded by PRODUCER_BOUND_MS,
@@ -31,21 +33,22 @@ export class JobEnqueuer {
 
   /** Jobs per queue and state, for the queue-depth gauge of GET /metrics. */
   async depths(): Promise<{ queue: string; state: string; count: number }[]> {
-    const names = Object.keys(QUEUES) as QueueName[];
+    const names = QUEUE_NAMES;
     const counts = await this.bounded('getJobCounts', () =>
       Promise.all(names.map((name) => this.queue(name).getJobCounts(...COUNTED_STATES))),
     );
     return names.flatMap((queue, i) => Object.entries(counts[i]!).map(([state, count]) => ({ queue, state, count })));
   }
 
-  async add(name: QueueName, jobName: string, data: Record<string, unknown>, options: JobsOptions = {}): Promise<void> {
-    await this.bounded('add', () => this.queue(name).add(jobName, data, options));
+  async add<Q extends QueueName>(name: Q, payload: PayloadOf<Q>, options: JobsOptions = {}): Promise<void> {
+    await this.bounded('add', () => this.queue(name).add(QUEUES[name].jobName, payload, options));
   }
 
   /** Many jobs of one queue in one round trip. */
-  async addBulk(name: QueueName, jobs: readonly { name: string; data: Record<string, unknown> }[]): Promise<void> {
-    if (jobs.length === 0) return;
-    await this.bounded('addBulk', () => this.queue(name).addBulk([...jobs]));
+  async addBulk<Q extends QueueName>(name: Q, payloads: readonly PayloadOf<Q>[]): Promise<void> {
+    if (payloads.length === 0) return;
+    const jobName = QUEUES[name].jobName;
+    await this.bounded('addBulk', () => this.queue(name).addBulk(payloads.map((data) => ({ name: jobName, data }))));
   }
 
   async close(): Promise<void> {

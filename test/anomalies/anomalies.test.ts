@@ -137,7 +137,7 @@ describe('anomaly scan (end to end)', () => {
     await ingestTraces(ctx.app, t, traces);
     await ctx.app.services.metricsRollup.drain();
 
-    await ctx.app.services.jobs.add('anomalies', 'scan', {});
+    await ctx.app.services.jobs.add('anomalies', {});
     const found = await pollUntil(
       () => listAll(ctx.app, t, '/v1/anomalies', 'anomalies', { limit: 1 }),
       (pages) => pages.flat().length >= 3,

@@ -50,7 +50,7 @@ beforeAll(async () => {
       return evals.scoreItem(tenantId, version, item);
     },
   };
-  const jobs = { add: async (_queue: string, _name: string, _data: object, options: { jobId?: string } = {}) => void addedJobs.push(options.jobId!) };
+  const jobs = { add: async (_queue: string, _data: object, options: { jobId?: string } = {}) => void addedJobs.push(options.jobId!) };
   runs = new DatasetRunService(runRepository(ctx.stores.sql), datasets, recorder, jobs, { warn: () => {} }, { leaseMs: 30_000, redispatchAfterMs: 0 });
 });
 

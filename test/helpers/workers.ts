@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { Queue } from 'bullmq';
-import type { QueueName } from '../../src/jobs/queues.js';
+import type { QueueName } from '../../src/jobs/registry.js';
 import { startWorkers, type Workers } from '../../src/jobs/workers.js';
 import { startApp, type TestContext } from './app.js';
 

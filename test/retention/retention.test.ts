@@ -326,7 +326,7 @@ describe('retention sweep', () => {
     const previous = await sweptAt();
     const workers = await startTestWorkers(ctx, ['retention']);
     try {
-      await ctx.app.services.jobs.add('retention', 'sweep', {});
+      await ctx.app.services.jobs.add('retention', {});
       // The sweep before ran at a made-up `now` a minute ahead; the job's runs at the clock's.
       const at = await pollUntil(sweptAt, (ms) => ms !== previous, 300, 100);
       expect(at).not.toBe(previous);

@@ -147,9 +147,9 @@ export function controlActionRepository(sql: Sql) {
     },
 
     /** Runnable actions whose job was lost (queued before pendingBefore) or whose worker died. */
-    async stranded(pendingBefore: Date, runningBefore: Date, limit: number): Promise<{ id: string }[]> {
-      return sql<{ id: string }[]>`
-        select id from control_actions
+    async stranded(pendingBefore: Date, runningBefore: Date, limit: number): Promise<{ id: string; tenant_id: string }[]> {
+      return sql<{ id: string; tenant_id: string }[]>`
+        select id, tenant_id from control_actions
         where settled_at is null and ((status in ('pending', 'approved') and coalesce(decided_at, created_at) < ${pendingBefore})
            or (status = 'running' and started_at < ${runningBefore}))
         order by created_at limit ${limit}`;

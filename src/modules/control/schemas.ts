@@ -170,5 +170,5 @@ export const projectMetric = z
   .object({ metric: z.literal('retry_cap_hit'), value: z.number().int(), window: z.enum(['7d', '30d']) })
   .describe('ProjectMetric');
 
-/** Data of a `control` job. */
-export const controlJob = z.object({ action_id: z.guid() });
+/** Data of a `control` job: the action and its tenant. */
+export const controlJob = z.object({ tenant_id: z.guid(), action_id: z.guid() });

@@ -58,7 +58,7 @@ export class ControlActionService {
       const current = await this.row(tenantId, id);
       throw conflict('control.action_state', `the action is ${current.status}; only a pending_approval action can be approved or rejected`);
     }
-    if (decision === 'approved' && row.type !== 'escalate') await this.queue.enqueue([row.id]).catch(() => {});
+    if (decision === 'approved' && row.type !== 'escalate') await this.queue.enqueue([row]).catch(() => {});
     return toAction(row);
   }
 

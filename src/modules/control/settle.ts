@@ -40,7 +40,7 @@ export class ControlSettler {
       if (await this.settle(action)) settled += 1;
     }
     const stranded = await this.repo.stranded(new Date(Date.now() - PENDING_GRACE_MS), new Date(Date.now() - RUNNING_GRACE_MS), 1_000);
-    await this.queue.enqueue(stranded.map((s) => s.id));
+    await this.queue.enqueue(stranded);
     return { settled, requeued: stranded.length };
   }
 

@@ -11,8 +11,14 @@ const SIGNALS_PER_PASS = 500;
 /** A signal whose trace is still being scored is looked at again this much later. */
 const UNSETTLED_RETRY_SECONDS = 2;
 
+/** A queued action: its id and its tenant. */
+export interface QueuedAction {
+  id: string;
+  tenant_id: string;
+}
+
 export interface ControlQueue {
-  enqueue(actionIds: readonly string[]): Promise<void>;
+  enqueue(actions: readonly QueuedAction[]): Promise<void>;
 }
 
 /**
@@ -64,7 +70,7 @@ export class ChainPlanner {
       });
     });
     // After commit: a lost enqueue leaves the action pending for the scan's reconcile.
-    if (created?.status === 'pending') await this.queue.enqueue([created.id]).catch(() => {});
+    if (created?.status === 'pending') await this.queue.enqueue([created]).catch(() => {});
     return created;
   }
 

@@ -167,7 +167,7 @@ export class DatasetRunService {
 
   private async dispatch(run: DispatchedRun): Promise<void> {
     const job: DatasetRunJob = { tenant_id: run.tenant_id, run_id: run.id };
-    await this.jobs.add('dataset-runs', 'run', job, { jobId: jobIdOf(run.id, run.dispatch_count) });
+    await this.jobs.add('dataset-runs', job, { jobId: jobIdOf(run.id, run.dispatch_count) });
   }
 
   /** Undefined when the version is gone for good: the run can never succeed. */

@@ -5,7 +5,7 @@ import type { TraceService } from '../traces/service.js';
 import type { TraceFilterQuery } from '../traces/schemas.js';
 import type { NewEvaluation } from './repo.js';
 import type { Candidate, EvalRuleRepository, RuleRow } from './rules-repo.js';
-import type { EvalQueue, EvalService } from './service.js';
+import type { EvalQueue, EvalService, QueuedEval } from './service.js';
 
 const CANDIDATES_PER_PASS = 500;
 const MAX_PASSES = 20;
@@ -57,10 +57,10 @@ export class OnlineEvaluator {
     return total;
   }
 
-  private async pass(tx: TxSql): Promise<{ result: DrainResult; created: string[] }> {
+  private async pass(tx: TxSql): Promise<{ result: DrainResult; created: QueuedEval[] }> {
     const candidates = await this.repo.claimCandidates(tx, CANDIDATES_PER_PASS);
     const result: DrainResult = { candidates: candidates.length, evaluations: 0, over_quota: 0 };
-    const created: string[] = [];
+    const created: QueuedEval[] = [];
     if (candidates.length === 0) return { result, created };
     const rules = await this.repo.enabledRules([...new Set(candidates.map((c) => c.tenant_id))], tx);
     for (const rule of rules) {
@@ -68,7 +68,7 @@ export class OnlineEvaluator {
       const ids = await this.evals.createPending(chosen.map((c) => evaluationOf(rule, c)), tx);
       if (ids.length === 0) continue;
       if (await this.evals.tryReserve(rule.tenant_id, ids.length, tx)) {
-        created.push(...ids);
+        created.push(...ids.map((id) => ({ id, tenant_id: rule.tenant_id })));
         result.evaluations += ids.length;
       } else {
         // Visible rather than silently skipped: each trace the quota left unscored says so.

@@ -196,5 +196,5 @@ export interface ItemScore {
   latency_ms: number | null;
 }
 
-/** Data of an `evals` job. */
-export const evalJob = z.object({ eval_id: z.guid() });
+/** Data of an `evals` job: the evaluation and its tenant. */
+export const evalJob = z.object({ tenant_id: z.guid(), eval_id: z.guid() });

@@ -23,8 +23,14 @@ export interface EvaluationObserver {
   freshEvaluationFailed(tx: TxSql, tenantId: string, evaluation: { projectId: string; traceId: string; ruleId: string }): Promise<void>;
 }
 
+/** A queued evaluation: its id and its tenant. */
+export interface QueuedEval {
+  id: string;
+  tenant_id: string;
+}
+
 export interface EvalQueue {
-  enqueue(evalIds: readonly string[]): Promise<void>;
+  enqueue(evaluations: readonly QueuedEval[]): Promise<void>;
 }
 
 const listCursor = z.object({ c: z.iso.datetime(), i: z.guid() });
@@ -53,7 +59,7 @@ export class EvalService {
       );
     });
     // Stored before queued: should Redis refuse, the reconcile job queues it within a minute.
-    await this.queue.enqueue([id]).catch(() => {});
+    await this.queue.enqueue([{ id, tenant_id: tenantId }]).catch(() => {});
     return { eval_id: id, status: 'pending' };
   }
 
@@ -142,7 +148,7 @@ export class EvalService {
       await this.reserveQuota(tenantId, rows.length, tx);
       return this.repo.insertMany(rows, tx);
     });
-    await this.queue.enqueue(ids).catch(() => {});
+    await this.queue.enqueue(ids.map((id) => ({ id, tenant_id: tenantId }))).catch(() => {});
     return ids;
   }
 
@@ -220,7 +226,7 @@ export class EvalService {
   /** Queues again what lost its job (see PENDING_GRACE_MS); the claim makes a duplicate harmless. */
   async reconcile(): Promise<number> {
     const stranded = await this.repo.stranded(new Date(Date.now() - PENDING_GRACE_MS), new Date(Date.now() - RUNNING_GRACE_MS), 1_000);
-    await this.queue.enqueue(stranded.map((s) => s.id));
+    await this.queue.enqueue(stranded);
     return stranded.length;
   }
 }

@@ -35,7 +35,7 @@ export function buildPrivacyServices(deps: PrivacyDeps) {
     new SubjectExport(repo, modules),
     // One job per request at a time: the reconcile's re-adds are ignored while a job waits, retries or runs.
     (tenantId, requestId) =>
-      deps.jobs.add('data-subject-requests', 'process', { tenant_id: tenantId, request_id: requestId }, { deduplication: { id: `data-subject-request:${requestId}` } }),
+      deps.jobs.add('data-subject-requests', { tenant_id: tenantId, request_id: requestId }, { deduplication: { id: `data-subject-request:${requestId}` } }),
     (tenantId, entry) => appendAudit(deps.sql, tenantId, entry),
     deps.secretKey,
     deps.log,

@@ -37,7 +37,7 @@ export function buildPromptServices(deps: PromptDeps) {
   const promptRepo = promptRepository(deps.sql);
   const deploymentRepo = deploymentRepository(deps.sql);
   const prompts = new PromptService(promptRepo, deps.projects);
-  const queue: DeploymentQueue = (tenantId, deploymentId) => deps.jobs.add('prompts', 'run', { tenant_id: tenantId, deployment_id: deploymentId });
+  const queue: DeploymentQueue = (tenantId, deploymentId) => deps.jobs.add('prompts', { tenant_id: tenantId, deployment_id: deploymentId });
   const promptDeployments = new PromptDeploymentService(
     deploymentRepo,
     prompts,

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import type { JobEnqueuer } from '../../jobs/enqueue.js';
-import { QUEUES } from '../../jobs/queues.js';
+import { QUEUES } from '../../jobs/registry.js';
 import { decryptSecret } from '../../platform/crypto.js';
 import { newId } from '../../platform/ids.js';
 import { planAtLeast } from '../../platform/plans.js';
@@ -26,7 +26,7 @@ export class DeliveryFailedError extends Error {
   override name = 'DeliveryFailedError';
 }
 
-const MAX_ATTEMPTS = QUEUES.webhooks.attempts;
+const MAX_ATTEMPTS = QUEUES.webhooks.options.attempts;
 const RECONCILE_BATCH = 500;
 
 const toPayload = (e: EventRow): WebhookPayload => ({
@@ -166,7 +166,7 @@ export class WebhookDispatcher {
     // the sweep can hand its still-pending dispatch over again under the same id.
     await Promise.all(
       dispatches.map((d) =>
-        this.jobs.add('webhooks', 'deliver', { tenant_id: d.tenant_id, dispatch_id: d.id }, { jobId: jobId ?? d.id, removeOnFail: true, backoff }),
+        this.jobs.add('webhooks', { tenant_id: d.tenant_id, dispatch_id: d.id }, { jobId: jobId ?? d.id, removeOnFail: true, backoff }),
       ),
     );
     await this.repo.markQueued(dispatches.map((d) => d.id));
