@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ALL_ROLES, ANY_TOKEN, PUBLIC } from '../../platform/access.js';
 import { metricsRegistry } from '../../platform/metrics.js';
-import type { AppDeps } from '../../app.js';
+import type { ClickHouseStore } from '../../stores/clickhouse.js';
+import type { Sql } from '../../stores/pg.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -31,7 +33,7 @@ const readiness = z.object({
 });
 
 /** A client that is not connected fails every command at once with a note about its offline queue: say what is wrong instead. */
-async function pingRedis(redis: AppDeps['redis']): Promise<unknown> {
+async function pingRedis(redis: Redis): Promise<unknown> {
   if (redis.status !== 'ready') throw new Error(`not connected (${redis.status})`);
   return redis.ping();
 }
@@ -48,7 +50,14 @@ async function pingClickHouse(ch: AppDeps['ch']): Promise<unknown> {
   ]);
 }
 
-export function healthRoutes(deps: AppDeps): FastifyPluginAsyncZod {
+/** The stores readiness asks (the app's own: health needs nothing of app.ts, which registers it). */
+export interface HealthDeps {
+  sql: Sql;
+  redis: Redis;
+  ch: ClickHouseStore;
+}
+
+export function healthRoutes(deps: HealthDeps): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/healthz', {
       config: { access: PUBLIC },
