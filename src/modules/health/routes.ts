@@ -39,7 +39,7 @@ async function pingRedis(redis: Redis): Promise<unknown> {
 }
 
 /** The primary, and with CLICKHOUSE_READ_URL the read URL too: reads fail without the one, writes without the other. */
-async function pingClickHouse(ch: AppDeps['ch']): Promise<unknown> {
+async function pingClickHouse(ch: ClickHouseStore): Promise<unknown> {
   if (!ch.readsFromReplica) return ch.rows('readyz', 'SELECT 1');
   const named = (which: string) => (err: unknown) => {
     throw new Error(`${which}: ${(err as Error).message}`);
