@@ -4,6 +4,7 @@ import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ALL_ROLES, ANY_TOKEN, type AccessPolicy } from './access.js';
 import { deprecationsOf, type Deprecation } from './deprecations.js';
+import { PLAN_NAMES } from './plans.js';
 import { errorBody } from './schemas.js';
 
 /**
@@ -71,6 +72,12 @@ declare module 'fastify' {
      * inputs imply; each is documented at its status from ERROR_CODES.
      */
     errors?: readonly ErrorCode[];
+    /**
+     * For an operation that moves a resource from one state to another: the states (its `status`)
+     * it accepts; from any other it answers 409 (a code its `errors` name). Documented as
+     * `x-from-states`, so that a client can say ahead why the move is not open.
+     */
+    fromStates?: readonly string[];
   }
 }
 
@@ -231,6 +238,7 @@ export const documentRoute: SwaggerTransform = (document) => {
       ...(schema.querystring ? { querystring: markDeprecatedParameters(schema.querystring as JsonSchema, deprecations) } : {}),
       ...(policy.public ? { security: [] } : {}),
       'x-access': accessExtension(policy),
+      ...(route.config?.fromStates ? { 'x-from-states': [...route.config.fromStates] } : {}),
       response,
     },
   };
@@ -249,7 +257,8 @@ export const openApiOptions: SwaggerOptions = {
         'otherwise `{tokens, roles, scope, plan, rate_bucket}` (`scope`: `read` is open to query-scoped API keys, `write` ' +
         'and `admin` need an unrestricted key; `plan`: the lowest plan allowed, null when any). They are checked in this order: ' +
         'credential (401), rate limit (429), scope (403 `scope_forbidden`), token kind (403 `session_required`), role ' +
-        '(403 `role_forbidden`), plan. Every error body is the ' +
+        '(403 `role_forbidden`), plan; `x-plans` at the top of the document lists the plans, lowest first. An operation that ' +
+        'moves a resource between states names the states it accepts in `x-from-states` (from another: 409). Every error body is the ' +
         '`Error` schema; each error response lists the `code` values it can carry.',
     },
     components: {
@@ -261,7 +270,12 @@ export const openApiOptions: SwaggerOptions = {
     security: [{ bearer: [] }],
   },
   transform: documentRoute,
-  transformObject: (document) => hoistDeprecatedParameters(('openapiObject' in document ? document.openapiObject : {}) as JsonSchema),
+  // `x-plans`: the order in which an x-access `plan` ("the lowest plan allowed") is read.
+  transformObject: (document) => {
+    const openapi = hoistDeprecatedParameters(('openapiObject' in document ? document.openapiObject : {}) as JsonSchema);
+    openapi['x-plans'] = [...PLAN_NAMES];
+    return openapi;
+  },
 };
 
 /** @fastify/swagger leaves `deprecated` on a parameter's schema; client generators read it on the parameter. */

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ALL_ROLES, ANY_TOKEN, WRITERS, type AccessPolicy } from '../../src/platform/access.js';
 import { ERROR_CODES, ERROR_SCHEMA_REF, openApiOptions, routeErrorCodes } from '../../src/platform/openapi.js';
+import { PLAN_NAMES } from '../../src/platform/plans.js';
 import { errorBody } from '../../src/platform/schemas.js';
+import { TRANSITIONS } from '../../src/modules/prompts/deployments.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from '../helpers/app.js';
 import { MUTATING_METHODS, startAppWithRoutes, toOpenApiPath, type RegisteredRoute } from '../helpers/routes.js';
 
@@ -126,6 +128,18 @@ describe('GET /v1/openapi.json', () => {
       return problems;
     });
     expect(mismatched).toEqual([]);
+  });
+
+  it('lists the plans lowest first (x-plans) and the states each state-moving operation accepts (x-from-states), from the code that enforces them', () => {
+    expect((doc as unknown as Json)['x-plans']).toEqual([...PLAN_NAMES]);
+    const fromStates = Object.fromEntries(operations(doc).flatMap(({ label, op }) => ((op as Json)['x-from-states'] ? [[label, (op as Json)['x-from-states']]] : [])));
+    expect(fromStates).toEqual({
+      'POST /v1/control/actions/{id}/approve': ['pending_approval'],
+      'POST /v1/control/actions/{id}/reject': ['pending_approval'],
+      'POST /v1/prompts/deployments/{id}/approve': [...TRANSITIONS.approve.from],
+      'POST /v1/prompts/deployments/{id}/reject': [...TRANSITIONS.reject.from],
+      'POST /v1/prompts/deployments/{id}/rollback': [...TRANSITIONS.rollback.from],
+    });
   });
 
   it('lists the codes each operation declares or its policy and inputs imply, at their statuses', () => {

@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ALL_ROLES, QUERY_READ, SESSION_ONLY, requireAuth } from '../../platform/access.js';
 import { idParams } from '../../platform/schemas.js';
-import { controlAction, controlActionList, diffPending, listActionsQuery, projectMetric, projectMetricQuery, remediationDiff } from './schemas.js';
+import { controlAction, controlActionList, diffPending, listActionsQuery, projectMetric, projectMetricQuery, remediationDiff, type ActionStatus } from './schemas.js';
 
 // Control actions are dashboard-only (spec, Authentication 3) and Team plan or above (7).
 const DASHBOARD_READ = { tokens: SESSION_ONLY, roles: ALL_ROLES, scope: 'read', plan: 'team' } as const;
 const decision = (audit: string) => ({ tokens: SESSION_ONLY, roles: ['owner'], scope: 'write', plan: 'team', audit }) as const;
 const tags = ['control'];
+// Only an action awaiting approval is approved or rejected (actions-repo.ts `decide`: where status = 'pending_approval').
+const DECIDABLE = ['pending_approval'] as const satisfies readonly ActionStatus[];
 
 export const controlRoutes: FastifyPluginAsyncZod = async (app) => {
   const actions = app.services.controlActions;
@@ -39,7 +41,7 @@ export const controlRoutes: FastifyPluginAsyncZod = async (app) => {
 
   for (const [verb, status] of [['approve', 'approved'], ['reject', 'rejected']] as const) {
     app.post(`/v1/control/actions/:id/${verb}`, {
-      config: { access: decision(`control_action.${verb}`), errors: ['not_found', 'control.action_state'] },
+      config: { access: decision(`control_action.${verb}`), errors: ['not_found', 'control.action_state'], fromStates: DECIDABLE },
       schema: { tags, summary: `${verb === 'approve' ? 'Approve' : 'Reject'} an action awaiting approval (owner)`, params: idParams, response: { 200: controlAction } },
       handler: async (request) => {
         const auth = requireAuth(request);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ALL_ROLES, SESSION_ONLY, WRITERS, requireAuth } from '../../platform/access.js';
 import type { AuthContext } from '../../platform/auth.js';
 import { idParams } from '../../platform/schemas.js';
+import { TRANSITIONS } from './deployments.js';
 import type { PromptDeployment } from './schemas.js';
 import { createDeploymentBody, deploymentList, listDeploymentsQuery, promptDeployment, rejectBody } from './schemas.js';
 
@@ -45,7 +46,7 @@ export const promptDeploymentRoutes: FastifyPluginAsyncZod = async (app) => {
   ] as const;
   for (const [verb, summary] of decisions) {
     app.post(`/v1/prompts/deployments/:id/${verb}`, {
-      config: { access: decision(`prompt_deployment.${verb}`), errors: ['not_found', 'prompt_deployment.invalid_state'] },
+      config: { access: decision(`prompt_deployment.${verb}`), errors: ['not_found', 'prompt_deployment.invalid_state'], fromStates: TRANSITIONS[verb].from },
       schema: { tags, summary, params: idParams, response: { 200: promptDeployment } },
       handler: async (request) => {
         const auth = requireAuth(request);
@@ -57,7 +58,7 @@ export const promptDeploymentRoutes: FastifyPluginAsyncZod = async (app) => {
   }
 
   app.post('/v1/prompts/deployments/:id/reject', {
-    config: { access: decision('prompt_deployment.reject'), errors: ['not_found', 'prompt_deployment.invalid_state'] },
+    config: { access: decision('prompt_deployment.reject'), errors: ['not_found', 'prompt_deployment.invalid_state'], fromStates: TRANSITIONS.reject.from },
     schema: { tags, summary: 'Reject a deployment in any non-terminal state (owner)', params: idParams, body: rejectBody, response: { 200: promptDeployment } },
     handler: async (request) => {
       const auth = requireAuth(request);

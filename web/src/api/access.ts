@@ -134,3 +134,17 @@ export const ACCESS = {
 } as const;
 
 export type Operation = keyof typeof ACCESS;
+
+/** The plans, lowest first (x-plans): an x-access `plan` allows that plan and every later one. */
+export const PLANS = ["starter","pro","team","business","enterprise"] as const;
+
+/** The states (`status`) of the resource an operation moves that it accepts (x-from-states); from another it answers 409. */
+export const FROM_STATES = {
+  "POST /v1/control/actions/{id}/approve": ["pending_approval"],
+  "POST /v1/control/actions/{id}/reject": ["pending_approval"],
+  "POST /v1/prompts/deployments/{id}/approve": ["ab_passed"],
+  "POST /v1/prompts/deployments/{id}/reject": ["proposed","ab_running","ab_passed","shipped","monitoring","regressed"],
+  "POST /v1/prompts/deployments/{id}/rollback": ["shipped","monitoring","regressed"],
+} as const;
+
+export type StateOperation = keyof typeof FROM_STATES;

@@ -37,7 +37,9 @@ export function ActionDetailPage() {
 
 function ActionView({ action: a, onDecided }: { action: Action; onDecided: (a: Action) => void }) {
   const path = { params: { path: { id: a.id } } };
-  const waiting = a.status === 'pending_approval' ? null : `only an action awaiting approval can be decided (its state: ${ACTION_STATES[a.status]})`;
+  // Which states a decision moves from is the API's (x-from-states).
+  const state = { status: a.status, label: ACTION_STATES[a.status] };
+  const notFrom = 'only an action awaiting approval can be decided';
   return (
     <>
       <h1>
@@ -67,13 +69,15 @@ function ActionView({ action: a, onDecided }: { action: Action; onDecided: (a: A
           operation="POST /v1/control/actions/{id}/approve"
           label="Approve"
           primary
-          stateReason={waiting}
+          state={state}
+          notFrom={notFrom}
           run={async () => onDecided(await unwrap(api.POST('/v1/control/actions/{id}/approve', path)))}
         />
         <DecisionButton
           operation="POST /v1/control/actions/{id}/reject"
           label="Reject"
-          stateReason={waiting}
+          state={state}
+          notFrom={notFrom}
           run={async () => onDecided(await unwrap(api.POST('/v1/control/actions/{id}/reject', path)))}
         />
       </section>

@@ -1,36 +1,47 @@
 import { useId, type FormEvent, type ReactNode } from 'react';
-import type { Operation } from '../api/access';
+import type { StateOperation } from '../api/access';
+import { acceptsState } from '../api/permissions';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { usePermission } from '../ui/permission';
 import { useAction } from '../ui/useAction';
 
+/** The state of the thing decided: its `status`, and how the page names it. */
+export interface DecisionState {
+  status: string;
+  label: string;
+}
+
 /**
- * Why a decision cannot be taken now: the role or plan (from the API's own access policy), else
- * the state of the thing decided. The API stays the authority: a refusal it gives is shown as is.
+ * Why a decision cannot be taken now: the role or plan (the operation's x-access), else the state
+ * of the thing decided (its x-from-states), said as `notFrom` and the state's name. Both come from
+ * the API's own declarations; the API stays the authority: a refusal it gives is shown as is.
  */
-export function useBlocked(operation: Operation, stateReason: string | null): string | null {
+export function useBlocked(operation: StateOperation, state: DecisionState, notFrom: string): string | null {
   const permission = usePermission(operation);
-  return permission.allowed ? stateReason : permission.reason;
+  if (!permission.allowed) return permission.reason;
+  return acceptsState(operation, state.status) ? null : `${notFrom} (its state: ${state.label})`;
 }
 
 /** One decision (approve, rollback…): a button, disabled with the reason when it is not allowed; the API's refusal shown under it. */
 export function DecisionButton({
   operation,
   label,
-  stateReason,
+  state,
+  notFrom,
   primary,
   run,
   children,
 }: {
-  operation: Operation;
+  operation: StateOperation;
   label: string;
-  /** Why the current state does not allow it; null when it does. */
-  stateReason: string | null;
+  state: DecisionState;
+  /** Why a state the operation does not accept rules it out. */
+  notFrom: string;
   primary?: boolean;
   run: () => Promise<unknown>;
   children?: ReactNode;
 }) {
-  const blocked = useBlocked(operation, stateReason);
+  const blocked = useBlocked(operation, state, notFrom);
   const reasonId = useId();
   const decide = useAction();
   const busy = decide.busy !== null;

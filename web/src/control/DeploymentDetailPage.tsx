@@ -6,14 +6,8 @@ import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { formatTime } from '../traces/format';
 import { DecisionButton } from './Decision';
-import { DEPLOYMENT_STATES, DeploymentState, type Deployment, type DeploymentStatus } from './DeploymentsPage';
+import { DEPLOYMENT_STATES, DeploymentState, type Deployment } from './DeploymentsPage';
 import { deltaClass, formatDelta, formatRate, formatScore } from './format';
-
-/** The API's transition table (docs/control-loop.md): which states each owner decision moves from. */
-const REJECTABLE: readonly DeploymentStatus[] = ['proposed', 'ab_running', 'ab_passed', 'shipped', 'monitoring', 'regressed'];
-const LIVE: readonly DeploymentStatus[] = ['shipped', 'monitoring', 'regressed'];
-const notIn = (status: DeploymentStatus, from: readonly DeploymentStatus[], what: string) =>
-  from.includes(status) ? null : `${what} (its state: ${DEPLOYMENT_STATES[status]})`;
 
 export function DeploymentDetailPage() {
   const { id = '' } = useParams();
@@ -39,6 +33,8 @@ export function DeploymentDetailPage() {
 function DeploymentView({ deployment: d, onDecided }: { deployment: Deployment; onDecided: (d: Deployment) => void }) {
   const path = { params: { path: { id: d.id } } };
   const [reason, setReason] = useState('');
+  // Which states each decision moves from is the API's transition table (x-from-states, docs/control-loop.md).
+  const state = { status: d.status, label: DEPLOYMENT_STATES[d.status] };
   return (
     <>
       <h1>
@@ -66,19 +62,22 @@ function DeploymentView({ deployment: d, onDecided }: { deployment: Deployment; 
           operation="POST /v1/prompts/deployments/{id}/approve"
           label="Approve and ship"
           primary
-          stateReason={notIn(d.status, ['ab_passed'], 'only a deployment whose A/B test passed can be approved')}
+          state={state}
+          notFrom="only a deployment whose A/B test passed can be approved"
           run={async () => onDecided(await unwrap(api.POST('/v1/prompts/deployments/{id}/approve', path)))}
         />
         <DecisionButton
           operation="POST /v1/prompts/deployments/{id}/rollback"
           label="Roll back"
-          stateReason={notIn(d.status, LIVE, 'only a shipped deployment can be rolled back')}
+          state={state}
+          notFrom="only a shipped deployment can be rolled back"
           run={async () => onDecided(await unwrap(api.POST('/v1/prompts/deployments/{id}/rollback', path)))}
         />
         <DecisionButton
           operation="POST /v1/prompts/deployments/{id}/reject"
           label="Reject"
-          stateReason={notIn(d.status, REJECTABLE, 'a finished deployment cannot be rejected')}
+          state={state}
+          notFrom="a finished deployment cannot be rejected"
           run={async () => onDecided(await unwrap(api.POST('/v1/prompts/deployments/{id}/reject', { ...path, body: reason ? { reason } : {} })))}
         >
           <label>
