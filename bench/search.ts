@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { drainPending } from 'chdb';
 import { loadConfig } from '../src/config.js';
-import { VectorDimensions } from '../src/modules/search/dimensions.js';
+import { VectorDimensions } from '../src/modules/search/dimensions-service.js';
 import { hnswTable, searchIndexRepository } from '../src/modules/search/index-repo.js';
 import { HnswIndexer } from '../src/modules/search/indexer.js';
 import { searchRepository, type VectorRow } from '../src/modules/search/repo.js';

@@ -30,7 +30,7 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { failureRoutes } from './modules/failures/routes.js';
 import { anomalyRoutes } from './modules/anomalies/routes.js';
 import { searchRoutes } from './modules/search/routes.js';
-import { controlConfigRoutes } from './modules/control/policy-routes.js';
+import { controlConfigRoutes } from './modules/control/config-routes.js';
 import { controlRoutes } from './modules/control/routes.js';
 import { promptDeploymentRoutes } from './modules/prompts/deployment-routes.js';
 import { promptRoutes } from './modules/prompts/routes.js';

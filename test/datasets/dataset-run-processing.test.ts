@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runRepository } from '../../src/modules/datasets/runs-repo.js';
-import { DatasetRunService, type RunEvals } from '../../src/modules/datasets/runs.js';
+import { DatasetRunService, type RunEvals } from '../../src/modules/datasets/run-service.js';
 import { notFound } from '../../src/platform/errors.js';
 import { aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlSignalRepository } from '../../src/modules/control/signals-repo.js';
-import { ControlSignals } from '../../src/modules/control/signals.js';
+import { ControlSignals } from '../../src/modules/control/signals-service.js';
 import { traceUuid } from '../../src/platform/otel-ids.js';
 import { buildPrivacyServices } from '../../src/modules/privacy/compose.js';
 import { dataSubjectRequest, requestList } from '../../src/modules/privacy/schemas.js';

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TraceExportService } from '../../src/modules/traces/export.js';
+import { TraceExportService } from '../../src/modules/traces/export-service.js';
 import { traceExportRepository, type TraceExportRepository } from '../../src/modules/traces/export-repo.js';
 import { traceRepository } from '../../src/modules/traces/repo.js';
 import { registerErrorHandling } from '../../src/platform/http-errors.js';

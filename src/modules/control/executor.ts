@@ -4,7 +4,7 @@ import { computeCost, findPrice, type PriceBook } from '../pricing/price-book-se
 import type { Span } from '../traces/schemas.js';
 import type { TraceService } from '../traces/service.js';
 import type { ActionRow, ControlActionRepository, ExecutionOutcome } from './actions-repo.js';
-import type { ControlConfigService } from './policies.js';
+import type { ControlConfigService } from './config-service.js';
 
 // A running action this old has lost its worker (a provider call is bounded far below this).
 export const RUNNING_GRACE_MS = 5 * 60_000;

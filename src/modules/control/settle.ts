@@ -1,10 +1,10 @@
-import type { EvalRuleService } from '../evals/rules.js';
+import type { EvalRuleService } from '../evals/rule-service.js';
 import type { Evaluation } from '../evals/schemas.js';
 import type { EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
 import type { ActionRow, ControlActionRepository } from './actions-repo.js';
 import { RUNNING_GRACE_MS } from './executor.js';
-import type { ControlConfigService } from './policies.js';
+import type { ControlConfigService } from './config-service.js';
 import type { ChainPlanner, ControlQueue } from './trigger.js';
 
 const ACTIONS_PER_PASS = 200;

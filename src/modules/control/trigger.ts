@@ -2,7 +2,7 @@ import { newId } from '../../platform/ids.js';
 import type { ActionRow, ControlActionRepository } from './actions-repo.js';
 import type { PolicyRow } from './config-repo.js';
 import { nextAction, nextFallback } from './gates.js';
-import type { ControlConfigService } from './policies.js';
+import type { ControlConfigService } from './config-service.js';
 import type { ModelRef } from './schemas.js';
 import type { EvalService } from '../evals/service.js';
 import type { ControlSignalRepository, SignalRow } from './signals-repo.js';

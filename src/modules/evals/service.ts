@@ -9,7 +9,7 @@ import type { TenantService } from '../tenants/service.js';
 import type { TraceService } from '../traces/service.js';
 import { DEFAULT_THRESHOLD, evalConfig } from './config.js';
 import type { EvaluationRepository, EvaluationRow, NewEvaluation, WindowAggregate } from './repo.js';
-import type { EvalRuleService } from './rules.js';
+import type { EvalRuleService } from './rule-service.js';
 import type { CompareQuery, EvalComparison, EvalVersion, Evaluation, ItemScore, ListEvalsQuery, TriggerEval, WindowStats } from './schemas.js';
 import { EMPTY_OUTCOME, type EvalScorer } from './scorer.js';
 

@@ -1,5 +1,5 @@
 import type { TxSql } from '../../stores/pg.js';
-import type { ClusterRecorder } from './clusters.js';
+import type { ClusterRecorder } from './cluster-service.js';
 import { groupMatches } from './match.js';
 import type { Candidate, FailureRuleRepository } from './repo.js';
 import type { TraceService } from '../traces/service.js';

@@ -3,9 +3,9 @@ import { decodeCursor, filterFingerprint, toPage } from '../../platform/cursor.j
 import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { ProjectService } from '../projects/service.js';
-import { toCluster, type ClusterRecorder, type FailureOccurrence } from './clusters.js';
+import { toCluster, type ClusterRecorder, type FailureOccurrence } from './cluster-service.js';
 
-export type { ClusterJoinObserver } from './clusters.js';
+export type { ClusterJoinObserver } from './cluster-service.js';
 import type { ClusterRepository } from './clusters-repo.js';
 import type { FailureRuleRepository, FailureRuleRow, RuleSettings } from './repo.js';
 import type { CreateFailureRule, FailureCluster, FailureRule, ListClustersQuery, UpdateFailureRule } from './schemas.js';

@@ -5,7 +5,7 @@ import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { isoToNanos } from '../../platform/time.js';
 import { ceilMillis, floorMillis } from '../traces/filters.js';
-import type { TraceLocator } from '../traces/registry.js';
+import type { TraceLocator } from '../traces/locator-repo.js';
 import type { FeedbackFilter, FeedbackPosition, FeedbackRepository, FeedbackRow } from './repo.js';
 import { BAD_UP_TO, GOOD_FROM, type CreateFeedback, type Feedback, type FeedbackLabel, type ListFeedbackQuery } from './schemas.js';
 

@@ -5,7 +5,7 @@ import { GroupCommitBatcher, WriteTimeoutError, type BatcherOptions, type RowBat
 import type { OtlpTraceDeriver, DerivedTraces } from './otlp/derive.js';
 import type { OtlpStateRepository, TraceKey } from './otlp/state-repo.js';
 import type { OtlpSpanWrite } from './otlp/trace-state.js';
-import type { TraceRegistry } from './registry.js';
+import type { TraceRegistry } from './registry-service.js';
 import type { AppLogger } from '../../platform/log.js';
 import { TRACE_COLUMNS } from './rows.js';
 import type { IngestCounters } from './stats/counters.js';

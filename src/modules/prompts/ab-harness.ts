@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../../providers/types.js';
-import type { EvalRuleService } from '../evals/rules.js';
+import type { EvalRuleService } from '../evals/rule-service.js';
 import type { EvalVersion } from '../evals/schemas.js';
 import type { EvalService } from '../evals/service.js';
 import { DEFAULT_MODEL, type Example, type ProviderSource } from './proposer.js';

@@ -1,8 +1,8 @@
 import { ProviderError } from '../../providers/types.js';
 import type { AppLogger } from '../../platform/log.js';
 import type { LlmConnectionService } from '../llm-connections/service.js';
-import type { VectorDimensions } from './dimensions.js';
-import { dimensionMismatch } from './dimensions.js';
+import type { VectorDimensions } from './dimensions-service.js';
+import { dimensionMismatch } from './dimensions-service.js';
 import type { SearchRepository, SpanText } from './repo.js';
 import type { SearchSettingsRow, SearchStateRepository } from './state-repo.js';
 

@@ -4,7 +4,7 @@ import { clickHouseToIso } from '../../platform/time.js';
 import { ProviderError } from '../../providers/types.js';
 import type { LlmConnectionService } from '../llm-connections/service.js';
 import type { ProjectService } from '../projects/service.js';
-import { dimensionMismatch, type VectorDimensions } from './dimensions.js';
+import { dimensionMismatch, type VectorDimensions } from './dimensions-service.js';
 import type { SearchRepository, VectorHit } from './repo.js';
 import type { SearchBody, SearchQuery, SearchSettings, SpanSearchResult } from './schemas.js';
 import type { SearchStateRepository } from './state-repo.js';

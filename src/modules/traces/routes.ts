@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
-import { EXPORT_CONTENT_TYPES } from './export.js';
+import { EXPORT_CONTENT_TYPES } from './export-service.js';
 import { exportTracesQuery, listTracesQuery, traceDetail, traceIdParams, traceList } from './schemas.js';
 
 export const traceRoutes: FastifyPluginAsyncZod = async (app) => {

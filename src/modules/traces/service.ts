@@ -3,7 +3,7 @@ import { traceHexOf } from '../../platform/otel-ids.js';
 import type { ControlLoopDepthReader } from './control-loop-depth.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';
-import type { TraceLocator } from './registry.js';
+import type { TraceLocator } from './locator-repo.js';
 import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './repo.js';
 
 export type { SpanOutcome } from './repo.js';

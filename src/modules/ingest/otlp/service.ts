@@ -3,7 +3,7 @@ import { PLANS } from '../../../platform/plans.js';
 import { nanosToMillis } from '../../../platform/time.js';
 import { buildSpan, type SpanFields } from '../normalize.js';
 import type { PriceBook } from '../../pricing/price-book-service.js';
-import type { TraceRegistry } from '../registry.js';
+import type { TraceRegistry } from '../registry-service.js';
 import type { SpanRow } from '../rows.js';
 import { quotaExceeded } from '../service.js';
 import type { IngestCounters } from '../stats/counters.js';
