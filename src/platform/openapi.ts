@@ -3,6 +3,7 @@ import type { RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ALL_ROLES, ANY_TOKEN, type AccessPolicy } from './access.js';
+import type { Role } from './auth.js';
 import { deprecationsOf, type Deprecation } from './deprecations.js';
 import { PLAN_NAMES } from './plans.js';
 import { errorBody } from './schemas.js';
@@ -78,6 +79,11 @@ declare module 'fastify' {
      * `x-from-states`, so that a client can say ahead why the move is not open.
      */
     fromStates?: readonly string[];
+    /**
+     * Body fields that only some of the operation's roles may send (the others get a 403
+     * role_forbidden from the service). Documented as `x-field-roles`.
+     */
+    fieldRoles?: Readonly<Record<string, readonly Role[]>>;
   }
 }
 
@@ -239,6 +245,7 @@ export const documentRoute: SwaggerTransform = (document) => {
       ...(policy.public ? { security: [] } : {}),
       'x-access': accessExtension(policy),
       ...(route.config?.fromStates ? { 'x-from-states': [...route.config.fromStates] } : {}),
+      ...(route.config?.fieldRoles ? { 'x-field-roles': route.config.fieldRoles } : {}),
       response,
     },
   };
@@ -258,7 +265,8 @@ export const openApiOptions: SwaggerOptions = {
         'and `admin` need an unrestricted key; `plan`: the lowest plan allowed, null when any). They are checked in this order: ' +
         'credential (401), rate limit (429), scope (403 `scope_forbidden`), token kind (403 `session_required`), role ' +
         '(403 `role_forbidden`), plan; `x-plans` at the top of the document lists the plans, lowest first. An operation that ' +
-        'moves a resource between states names the states it accepts in `x-from-states` (from another: 409). Every error body is the ' +
+        'moves a resource between states names the states it accepts in `x-from-states` (from another: 409); body fields only some of its ' +
+        'roles may send are in `x-field-roles`. Every error body is the ' +
         '`Error` schema; each error response lists the `code` values it can carry.',
     },
     components: {

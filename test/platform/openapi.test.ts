@@ -9,6 +9,7 @@ import { ERROR_CODES, ERROR_SCHEMA_REF, openApiOptions, routeErrorCodes } from '
 import { PLAN_NAMES } from '../../src/platform/plans.js';
 import { errorBody } from '../../src/platform/schemas.js';
 import { TRANSITIONS } from '../../src/modules/prompts/deployments.js';
+import { RETENTION_ROLES } from '../../src/modules/projects/service.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from '../helpers/app.js';
 import { MUTATING_METHODS, startAppWithRoutes, toOpenApiPath, type RegisteredRoute } from '../helpers/routes.js';
 
@@ -16,6 +17,8 @@ type Json = Record<string, unknown>;
 interface Operation {
   summary?: string;
   'x-access'?: Json;
+  'x-from-states'?: string[];
+  'x-field-roles'?: Json;
   security?: unknown[];
   responses: Record<string, Json>;
 }
@@ -130,9 +133,11 @@ describe('GET /v1/openapi.json', () => {
     expect(mismatched).toEqual([]);
   });
 
-  it('lists the plans lowest first (x-plans) and the states each state-moving operation accepts (x-from-states), from the code that enforces them', () => {
+  it('lists the plans lowest first (x-plans), the states each state-moving operation accepts (x-from-states) and the role-limited body fields (x-field-roles), from the code that enforces them', () => {
     expect((doc as unknown as Json)['x-plans']).toEqual([...PLAN_NAMES]);
-    const fromStates = Object.fromEntries(operations(doc).flatMap(({ label, op }) => ((op as Json)['x-from-states'] ? [[label, (op as Json)['x-from-states']]] : [])));
+    const declared = (key: 'x-from-states' | 'x-field-roles') => Object.fromEntries(operations(doc).flatMap(({ label, op }) => (op[key] ? [[label, op[key]]] : [])));
+    expect(declared('x-field-roles')).toEqual({ 'PATCH /v1/projects/{id}': { retention_days: [...RETENTION_ROLES] } });
+    const fromStates = declared('x-from-states');
     expect(fromStates).toEqual({
       'POST /v1/control/actions/{id}/approve': ['pending_approval'],
       'POST /v1/control/actions/{id}/reject': ['pending_approval'],

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ALL_ROLES, ANY_TOKEN, WRITERS, requireAuth } from '../../platform/access.js';
 import { idParams } from '../../platform/schemas.js';
 import { createProjectBody, listProjectsQuery, project, projectList, updateProjectBody } from './schemas.js';
+import { RETENTION_ROLES } from './service.js';
 
 export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   const projects = app.services.projects;
@@ -34,7 +35,7 @@ export const projectRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.patch('/v1/projects/:id', {
-    config: { access: write('project.update'), errors: ['not_found', 'role_forbidden'] },
+    config: { access: write('project.update'), errors: ['not_found', 'role_forbidden'], fieldRoles: { retention_days: RETENTION_ROLES } },
     schema: {
       tags: ['projects'],
       summary: 'Rename a project, change its prompt auto-ship setting or (owner only) its retention period',

@@ -7,6 +7,9 @@ import { z } from 'zod';
 import type { ProjectRepository, ProjectRow, ProjectStatusFilter } from './repo.js';
 import type { Project, UpdateProject } from './schemas.js';
 
+/** Who may change a project's retention_days (PATCH /v1/projects/{id} documents it as x-field-roles). */
+export const RETENTION_ROLES: readonly Role[] = ['owner'];
+
 export function toProject(row: ProjectRow): Project {
   return {
     id: row.id,
@@ -50,11 +53,11 @@ export class ProjectService {
   }
 
   /**
-   * `role` is the caller's: changing retention_days needs an owner, because a shorter period
-   * destroys data at the next sweep (a member may still rename the project).
+   * `role` is the caller's: changing retention_days needs an owner (RETENTION_ROLES), because a
+   * shorter period destroys data at the next sweep (a member may still rename the project).
    */
   async update(tenantId: string, id: string, patch: UpdateProject, role: Role): Promise<Project> {
-    if (patch.retention_days !== undefined && role !== 'owner') {
+    if (patch.retention_days !== undefined && !RETENTION_ROLES.includes(role)) {
       throw new AppError(403, 'role_forbidden', `the ${role} role may not change retention_days: only an owner may`);
     }
     const row = await this.repo.update(tenantId, id, patch);

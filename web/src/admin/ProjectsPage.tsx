@@ -5,7 +5,7 @@ import { api, unwrap } from '../api/client';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import type { Project } from './projects';
-import { Reason, useOwnerOnly, usePermission } from '../ui/permission';
+import { Reason, useFieldPermission, usePermission } from '../ui/permission';
 import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 
@@ -24,8 +24,7 @@ export function ProjectsPage() {
   const change = useAction();
   const mayPatch = usePermission('PATCH /v1/projects/{id}');
   const mayArchive = usePermission('POST /v1/projects/{id}/archive');
-  const ownerOnly = useOwnerOnly();
-  const mayRetain = mayPatch.allowed ? ownerOnly : mayPatch;
+  const mayRetain = useFieldPermission('PATCH /v1/projects/{id}', 'retention_days');
   useEffect(() => {
     document.title = 'Projects · Looptrace';
   }, []);

@@ -148,3 +148,10 @@ export const FROM_STATES = {
 } as const;
 
 export type StateOperation = keyof typeof FROM_STATES;
+
+/** Body fields that only some of an operation's roles may send (x-field-roles). */
+export const FIELD_ROLES = {
+  "PATCH /v1/projects/{id}": {"retention_days":["owner"]},
+} as const;
+
+export type FieldOperation = keyof typeof FIELD_ROLES;

@@ -1,5 +1,5 @@
-import type { Operation } from '../api/access';
-import { can, type Permission } from '../api/permissions';
+import type { FIELD_ROLES, FieldOperation, Operation } from '../api/access';
+import { can, canSend, type Permission } from '../api/permissions';
 import { useMe } from '../shell/MeContext';
 
 /** Whether the signed-in person may call an operation (the API's own x-access), for disabling controls ahead. */
@@ -7,10 +7,9 @@ export function usePermission(operation: Operation): Permission {
   return can(useMe(), operation);
 }
 
-/** Owner-only parts of an operation that x-access does not split out (retention_days of PATCH /v1/projects/{id}). */
-export function useOwnerOnly(): Permission {
-  const role = useMe().user.role;
-  return role === 'owner' ? { allowed: true } : { allowed: false, reason: `needs the owner role (you are ${role})` };
+/** Whether the signed-in person may send a body field that only some of the operation's roles may (x-field-roles). */
+export function useFieldPermission<O extends FieldOperation>(operation: O, field: keyof (typeof FIELD_ROLES)[O]): Permission {
+  return canSend(useMe(), operation, field);
 }
 
 /** Why the controls it describes are disabled (their aria-describedby points at `id`); nothing when allowed. */
