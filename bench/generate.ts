@@ -12,7 +12,7 @@ import { benchStores } from './lib/env.js';
 import { FULL_SCALE_TRACES, WINDOW_DAYS, generateDataset, waitForMerges } from './lib/generator.js';
 import { createBenchTenant } from './lib/looptrace.js';
 import { QUERY_FILTER, SPANS_PER_TRACE } from './lib/synthetic.js';
-import { TAG_PAIR_SEPARATOR } from '../src/modules/ingest/rows.js';
+import { TAG_PAIR_SEPARATOR } from '../src/platform/tag-pairs.js';
 
 export async function generate(scale: number, chunkTraces = 500_000, settleSeconds = 1_800): Promise<Dataset> {
   const traces = Math.round(FULL_SCALE_TRACES * scale);

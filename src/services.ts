@@ -171,7 +171,7 @@ export function buildServices(deps: ServiceDeps) {
   const controlSignals = new ControlSignals(controlSignalRepo);
   const traces = new TraceService(traceRepo, traceLocator(deps.sql), controlLoopDepth(controlActionRepo));
   const savedFilters = new SavedFilterService(savedFilterRepository(deps.sql), projects);
-  const feedback = new FeedbackService(feedbackRepository(deps.sql), traceLocator(deps.sql));
+  const feedback = new FeedbackService(feedbackRepository(deps.sql), traces);
   const evalRuleRepo = evalRuleRepository(deps.sql);
   const evalQueue: EvalQueue = {
     enqueue: (evaluations) => jobs.addBulk('evals', evaluations.map((e) => ({ tenant_id: e.tenant_id, eval_id: e.id }))),
@@ -187,7 +187,7 @@ export function buildServices(deps: ServiceDeps) {
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql), traceLocator(deps.sql));
+  const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql), traces);
   const datasetRuns = new DatasetRunService(runRepository(deps.sql), datasets, evals, jobs, log);
   const webhooks = new WebhookService(webhookRepository(deps.sql), tenants, jobs, deps.config.webhooks, deps.config.secretKey, log);
   const failureRuleRepo = failureRuleRepository(deps.sql);

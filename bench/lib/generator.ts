@@ -4,7 +4,7 @@
  * given scale is the same whenever it is generated, and nothing crosses the client boundary.
  */
 import { findPrice } from '../../src/modules/pricing/prices.js';
-import { TAG_PAIR_SEPARATOR } from '../../src/modules/ingest/rows.js';
+import { TAG_PAIR_SEPARATOR } from '../../src/platform/tag-pairs.js';
 import { millisToClickHouse } from '../../src/platform/time.js';
 import type { ClickHouseStore } from '../../src/stores/clickhouse.js';
 import {

@@ -2,7 +2,7 @@
  * Vocabulary shared by the ingest bodies (bench/ingest.ts) and the generated dataset
  * (bench/generate.ts), so that both benches move rows of the same kind and size.
  */
-import { FAILURE_TYPES } from '../../src/modules/ingest/failures.js';
+import { FAILURE_TYPES } from '../../src/modules/ingest/types.js';
 
 export const MODELS = ['gpt-4o', 'gpt-4o-mini', 'gpt-4.1', 'claude-3-5-sonnet', 'claude-3-5-haiku', 'gemini-2.0-flash'] as const;
 export const TRACE_NAMES = ['chat', 'rag-answer', 'summarize', 'classify-ticket', 'agent-run', 'extract-fields'] as const;

@@ -42,6 +42,10 @@ export const usageMonth = (now: Date): string => `${now.toISOString().slice(0, 7
 
 export const nanosToMillis = (ns: bigint): number => Number(ns / NS_PER_MS);
 
+// BigInt division truncates toward zero; these round toward -inf / +inf, also before 1970.
+export const floorMillis = (ns: bigint): number => Number(ns >= 0n ? ns / NS_PER_MS : -((-ns + NS_PER_MS - 1n) / NS_PER_MS));
+export const ceilMillis = (ns: bigint): number => -floorMillis(-ns);
+
 /** `YYYY-MM-DD hh:mm:ss` (UTC) of a whole second since the epoch. */
 const clickHouseSecond = new LastSecond((seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' '));
 

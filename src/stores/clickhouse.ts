@@ -14,6 +14,9 @@ import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat }
  * decides a write (the group commit's fold, settlement, watermarks, retention, erasure, worker
  * reads of freshly ingested traces), uses `rowsFromPrimary`: docs/scaling.md lists them.
  */
+/** Settings every JSON read shares: numbers as JSON numbers, not the default quoted 64-bit integers. */
+export const JSON_NUMBERS = { output_format_json_quote_64bit_integers: 0 } as const;
+
 export interface ClickHouseStore {
   /** The primary's client (CLICKHOUSE_URL, or the embedded engine). */
   readonly client: ClickHouseClient;

@@ -5,7 +5,7 @@ import { toIso } from '../../platform/schemas.js';
 import type { Evaluation } from '../evals/schemas.js';
 import type { EvalService } from '../evals/service.js';
 import type { ProjectService } from '../projects/service.js';
-import type { ControlLoopDepthReader } from '../traces/control-loop-depth.js';
+import type { ControlLoopDepthReader } from '../traces/types.js';
 import type { TraceService } from '../traces/service.js';
 import type { ActionRow, ControlActionRepository } from './actions-repo.js';
 import { outputSimilarity, remediationDiff, type EmbedderSource } from './diff.js';

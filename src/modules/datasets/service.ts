@@ -3,7 +3,7 @@ import { decodeCursor, toPage } from '../../platform/cursor.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { PLANS, type PlanName } from '../../platform/plans.js';
-import type { TraceLocator } from '../traces/locator-repo.js';
+import type { TraceService } from '../traces/service.js';
 import type { DatasetExport, DatasetExports } from './export.js';
 import type { DatasetItemRow, DatasetRepository, DatasetRow } from './repo.js';
 import type { CreateDataset, Dataset, DatasetExportFormat, DatasetItem, DatasetItemInput, ItemLabel, LabelFilter } from './schemas.js';
@@ -38,7 +38,7 @@ export class DatasetService {
   constructor(
     private readonly repo: DatasetRepository,
     private readonly exports: DatasetExports,
-    private readonly traces: TraceLocator,
+    private readonly traces: Pick<TraceService, 'projectsByTrace'>,
   ) {}
 
   async create(tenantId: string, body: CreateDataset): Promise<Dataset> {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
 import { safeRegexPattern } from '../../platform/safe-regex.js';
 import { isoDate, storableText } from '../../platform/schemas.js';
-import { FAILURE_TYPES } from '../ingest/failures.js';
+import { FAILURE_TYPES } from '../ingest/types.js';
 import { checkBounds } from '../traces/schemas.js';
 
 export const MAX_REGEX_CHARS = 500;

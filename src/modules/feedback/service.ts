@@ -3,9 +3,8 @@ import { z } from 'zod';
 import { decodeCursor, toPage } from '../../platform/cursor.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { isoToNanos } from '../../platform/time.js';
-import { ceilMillis, floorMillis } from '../traces/filters.js';
-import type { TraceLocator } from '../traces/locator-repo.js';
+import { ceilMillis, floorMillis, isoToNanos } from '../../platform/time.js';
+import type { TraceService } from '../traces/service.js';
 import type { FeedbackFilter, FeedbackPosition, FeedbackRepository, FeedbackRow } from './repo.js';
 import { BAD_UP_TO, GOOD_FROM, type CreateFeedback, type Feedback, type FeedbackLabel, type ListFeedbackQuery } from './schemas.js';
 
@@ -51,7 +50,7 @@ function decodePosition(cursor: string, fingerprint: string): FeedbackPosition {
 export class FeedbackService {
   constructor(
     private readonly repo: FeedbackRepository,
-    private readonly traces: TraceLocator,
+    private readonly traces: Pick<TraceService, 'locate'>,
   ) {}
 
   /** Feedback on a trace of the tenant; another tenant's trace is simply not found. */

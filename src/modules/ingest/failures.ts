@@ -1,5 +1,4 @@
-export const FAILURE_TYPES = ['timeout', 'rate_limit', 'invalid_response', 'context_length'] as const;
-export type FailureType = (typeof FAILURE_TYPES)[number];
+import type { FailureType } from './types.js';
 
 // Error texts as providers and SDKs actually word them (OpenAI, Anthropic, Google, Bedrock, httpx, fetch).
 const TEXT_RULES: [FailureType, RegExp][] = [

@@ -1,4 +1,5 @@
 import { roundUsd } from '../../platform/money.js';
+import { tagPair } from '../../platform/tag-pairs.js';
 
 /** Row shapes of the ClickHouse `spans` and `traces` tables as written (JSONEachRow). */
 
@@ -65,23 +66,19 @@ function columnsOf<Row>(order: Record<keyof Row, true>): readonly (keyof Row & s
 }
 
 // Records keyed by the row type: a column added to SpanRow or TraceRow fails to compile until listed.
-export const SPAN_COLUMNS = columnsOf<SpanRow>({
+export const SPAN_INSERT_COLUMNS = columnsOf<SpanRow>({
   tenant_id: true, project_id: true, trace_id: true, span_id: true, parent_span_id: true, name: true, type: true,
   input: true, output: true, model: true, start_time: true, end_time: true, latency_ms: true, prompt_tokens: true,
   completion_tokens: true, cost: true, error: true, failure_type: true, status_code: true, metadata: true,
   otel_trace_id: true, otel_span_id: true, embedding: true, created_at: true, version: true,
 });
 
-export const TRACE_COLUMNS = columnsOf<TraceRow>({
+export const TRACE_INSERT_COLUMNS = columnsOf<TraceRow>({
   tenant_id: true, project_id: true, id: true, started_at: true, ended_at: true, name: true, input: true, output: true,
   session_id: true, external_id: true, model: true, tags: true, tag_map: true, tag_pairs: true, metadata: true,
   error: true, failure_types: true, latency_ms: true, cost: true, prompt_tokens_total: true,
   completion_tokens_total: true, total_token_count: true, span_count: true, version: true, is_deleted: true,
 });
-
-/** Separator of tag key and value in `tag_pairs`; tags may not contain control characters. */
-export const TAG_PAIR_SEPARATOR = '\u001f';
-export const tagPair = (key: string, value: string): string => `${key}${TAG_PAIR_SEPARATOR}${value}`;
 
 /** `key:value` tag entries and tag_map both yield key/value pairs. */
 export function tagPairs(tags: readonly string[], tagMap: Readonly<Record<string, string>>): string[] {

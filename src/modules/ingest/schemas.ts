@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { uuidShaped } from '../../platform/ids.js';
-import { FAILURE_TYPES } from './failures.js';
+import { FAILURE_TYPES } from './types.js';
 
 /** Strings stay as sent; any other JSON value is stored JSON-encoded. */
 const freeText = z.unknown().transform((v) => (v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v)));

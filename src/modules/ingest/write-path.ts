@@ -7,7 +7,7 @@ import type { OtlpStateRepository, TraceKey } from './otlp/state-repo.js';
 import type { OtlpSpanWrite } from './otlp/trace-state.js';
 import type { TraceRegistry } from './registry-service.js';
 import type { AppLogger } from '../../platform/log.js';
-import { TRACE_COLUMNS } from './rows.js';
+import { TRACE_INSERT_COLUMNS } from './rows.js';
 import type { IngestCounters } from './stats/counters.js';
 import { writeTraceBatch } from './writer.js';
 
@@ -100,7 +100,7 @@ export class TraceWritePath {
     const restored = await this.deps.states.transaction(async (tx) => {
       const locked = await this.deps.states.lock(tx, owed);
       const derived = await this.deps.deriver.rebuild(locked, Date.now());
-      await this.deps.ch.insert('traces', derived.rows, TRACE_COLUMNS);
+      await this.deps.ch.insert('traces', derived.rows, TRACE_INSERT_COLUMNS);
       return this.saveOtlp(tx, derived);
     });
     await this.deps.registry.countRestored(restored);

@@ -1,6 +1,6 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { queryTag } from '../../stores/clickhouse-where.js';
-import { JSON_NUMBERS } from '../traces/stored.js';
+import { JSON_NUMBERS } from '../../stores/clickhouse.js';
 import { currentRollup, LATENCY_SKETCH_ACCURACY, toChDateTime } from './repo.js';
 
 /** One project's traffic in one fixed window (anomaly detection reads these). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../../platform/cursor.js';
 import { AppError } from '../../platform/errors.js';
-import type { TracePosition } from '../traces/time-slices.js';
+import type { TracePosition } from '../traces/types.js';
 import type { SessionPosition } from './repo.js';
 import type { SessionWindow } from './window.js';
 

@@ -1,7 +1,7 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { bind, queryTag } from '../../stores/clickhouse-where.js';
-import type { TraceFilter } from '../traces/filters.js';
-import { JSON_NUMBERS } from '../traces/stored.js';
+import { JSON_NUMBERS } from '../../stores/clickhouse.js';
+import type { TenantTraceFilter } from '../traces/types.js';
 
 /** A session's totals as ClickHouse returns them (aliases differ from column names on purpose). */
 export interface StoredSession {
@@ -48,7 +48,7 @@ export function sessionRepository(ch: ClickHouseStore) {
   const settings = (name: string, tenantId: string) => ({ ...queryTag(name, tenantId), ...JSON_NUMBERS });
 
   return {
-    async list(filter: TraceFilter, after: SessionPosition | null, limit: number): Promise<StoredSession[]> {
+    async list(filter: TenantTraceFilter, after: SessionPosition | null, limit: number): Promise<StoredSession[]> {
       const where = filter.where().and`session_id != ''`;
       const having = after
         ? `HAVING ${where.fragment`last_end < ${bind(DATETIME, after.lastEnd)} OR (last_end = ${bind(DATETIME, after.lastEnd)} AND session_id < ${bind('String', after.sessionId)})`}`
@@ -65,7 +65,7 @@ export function sessionRepository(ch: ClickHouseStore) {
     },
 
     /** Totals of one session; `filter` carries the session id and the window. */
-    async summary(filter: TraceFilter): Promise<StoredSession | undefined> {
+    async summary(filter: TenantTraceFilter): Promise<StoredSession | undefined> {
       const where = filter.where();
       const [row] = await ch.rows<StoredSession>(
         'sessions.get',

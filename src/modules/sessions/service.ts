@@ -1,6 +1,5 @@
 import { notFound } from '../../platform/errors.js';
 import { clickHouseToIso } from '../../platform/time.js';
-import { TraceFilter } from '../traces/filters.js';
 import type { TraceService } from '../traces/service.js';
 import { decodeSessionCursor, decodeTracesCursor, encodeSessionCursor, encodeTracesCursor } from './cursors.js';
 import type { SessionRepository, StoredSession } from './repo.js';
@@ -37,7 +36,7 @@ export class SessionService {
     const fingerprint = paramsFingerprint(query);
     const resumed = query.cursor ? decodeSessionCursor(query.cursor, fingerprint) : null;
     const window = resumed?.window ?? resolveWindow(query, this.now());
-    const filter = TraceFilter.fromQuery(tenantId, windowFilter(query.project_id, window));
+    const filter = this.traces.filter(tenantId, windowFilter(query.project_id, window));
     const rows = await this.repo.list(filter, resumed?.after ?? null, query.limit + 1);
     const hasMore = rows.length > query.limit;
     const items = hasMore ? rows.slice(0, query.limit) : rows;
@@ -55,7 +54,7 @@ export class SessionService {
     const resumed = query.cursor ? decodeTracesCursor(query.cursor, fingerprint) : null;
     const window = resumed?.window ?? resolveWindow(query, this.now());
     const filterQuery = { ...windowFilter(query.project_id, window), session_id: sessionId };
-    const summary = await this.repo.summary(TraceFilter.fromQuery(tenantId, filterQuery));
+    const summary = await this.repo.summary(this.traces.filter(tenantId, filterQuery));
     if (!summary) throw notFound('session');
     const page = await this.traces.sessionTraces(tenantId, filterQuery, resumed?.after ?? null, query.limit);
     return {

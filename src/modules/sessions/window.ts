@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../platform/errors.js';
-import { isoToNanos } from '../../platform/time.js';
-import { ceilMillis, floorMillis } from '../traces/filters.js';
+import { ceilMillis, floorMillis, isoToNanos } from '../../platform/time.js';
 
 /** Sessions are aggregated over traces started in this window unless the request names one. */
 export const DEFAULT_SESSION_WINDOW_MS = 30 * 24 * 3_600_000;

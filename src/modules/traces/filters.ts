@@ -1,23 +1,16 @@
 import { createHash } from 'node:crypto';
 import { badRequest } from '../../platform/errors.js';
-import { isoToNanos, millisToClickHouse } from '../../platform/time.js';
+import { ceilMillis, floorMillis, isoToNanos, millisToClickHouse } from '../../platform/time.js';
 import { bind, TenantWhere } from '../../stores/clickhouse-where.js';
-import { tagPair } from '../ingest/rows.js';
+import { tagPair } from '../../platform/tag-pairs.js';
 import { traceFilterShape, type TraceFilterQuery } from './schemas.js';
-
-const NS_PER_MS = 1_000_000n;
-
-/** Inclusive bounds of started_at (a DateTime64(3) column) in whole milliseconds, or null when open. */
-export interface StartedAtRange {
-  fromMs: number | null;
-  toMs: number | null;
-}
+import type { StartedAtRange, TenantTraceFilter } from './types.js';
 
 /**
  * The filters of one trace listing, bound to its tenant. Queries get their WHERE clause only from
  * `where()`, which starts with the tenant, so a trace query cannot be written without it.
  */
-export class TraceFilter {
+export class TraceFilter implements TenantTraceFilter {
   private constructor(
     readonly tenantId: string,
     readonly range: StartedAtRange,
@@ -67,9 +60,6 @@ export class TraceFilter {
   }
 }
 
-// BigInt division truncates toward zero; these round toward -inf / +inf, also before 1970.
-export const floorMillis = (ns: bigint): number => Number(ns >= 0n ? ns / NS_PER_MS : -((-ns + NS_PER_MS - 1n) / NS_PER_MS));
-export const ceilMillis = (ns: bigint): number => -floorMillis(-ns);
 
 /** Only the filter parameters count: a cursor stays valid when the page size changes. */
 function fingerprintOf(query: TraceFilterQuery): string {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../platform/errors.js';
 import { decodeCursor, encodeCursor } from '../../platform/cursor.js';
-import type { TracePosition } from './time-slices.js';
+import type { TracePosition } from './types.js';
 
 const CLICKHOUSE_DATETIME_MS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 

@@ -1,8 +1,10 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { bind, queryTag, TenantWhere } from '../../stores/clickhouse-where.js';
 import type { TraceFilter } from './filters.js';
-import { JSON_NUMBERS, SPAN_COLUMNS, TRACE_COLUMNS, type StoredSpan, type StoredTrace } from './stored.js';
-import type { Slice, TracePosition } from './time-slices.js';
+import { JSON_NUMBERS } from '../../stores/clickhouse.js';
+import { SPAN_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredTrace } from './stored.js';
+import type { Slice } from './time-slices.js';
+import type { TracePosition } from './types.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
 
@@ -62,7 +64,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(
         'traces.list',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC LIMIT ${max}`,
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC LIMIT ${max}`,
         where.params,
         settings('traces.list', filter.tenantId),
       );
@@ -96,7 +98,7 @@ export function traceRepository(ch: ClickHouseStore) {
         .and`started_at = ${bind(DATETIME, location.startedAt)}`
         .and`id = ${bind('UUID', id)}`;
       const sql = (where: TenantWhere) =>
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`;
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY version DESC LIMIT 1`;
       const [exact] = await read<StoredTrace>(from, 'traces.get', sql(byKey), byKey.params, tenantId);
       if (exact) return exact;
       const byProject = TenantWhere.forTenant(tenantId)
@@ -116,7 +118,7 @@ export function traceRepository(ch: ClickHouseStore) {
         .and`id IN ${bind('Array(UUID)', ids)}`;
       return ch.rowsFromPrimary<StoredTrace>(
         'traces.get_many',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
         settings('traces.get_many', tenantId),
       );
@@ -158,7 +160,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const where = TenantWhere.forTenant(tenantId)
         .and`project_id = ${bind('UUID', projectId)}`
         .and`trace_id = ${bind('UUID', traceId)}`;
-      return read<StoredSpan>(from, 'traces.spans', `SELECT ${SPAN_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`, where.params, tenantId);
+      return read<StoredSpan>(from, 'traces.spans', `SELECT ${SPAN_SELECT_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`, where.params, tenantId);
     },
 
     /**
@@ -173,7 +175,7 @@ export function traceRepository(ch: ClickHouseStore) {
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(
         'sessions.traces',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at, id LIMIT ${max}`,
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at, id LIMIT ${max}`,
         where.params,
         settings('sessions.traces', filter.tenantId),
       );

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../platform/cursor.js';
 import { isoDate } from '../../platform/schemas.js';
-import { FAILURE_TYPES } from '../ingest/failures.js';
+import { FAILURE_TYPES } from '../ingest/types.js';
 import { traceUuid } from '../../platform/otel-ids.js';
 
 const count = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -1,15 +1,15 @@
 import { notFound } from '../../platform/errors.js';
 import { traceHexOf } from '../../platform/otel-ids.js';
-import type { ControlLoopDepthReader } from './control-loop-depth.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';
-import type { TraceLocator } from './locator-repo.js';
+import type { RegisteredTrace, TraceLocator } from './locator-repo.js';
 import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './repo.js';
 
 export type { SpanOutcome } from './repo.js';
 import type { Trace, TraceDetail, TraceFilterQuery } from './schemas.js';
 import { toSpan, toTrace, type StoredSpan, type StoredTrace } from './stored.js';
-import { readNewestFirst, type TracePosition } from './time-slices.js';
+import { readNewestFirst } from './time-slices.js';
+import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
 export interface TracePage {
   traces: Trace[];
@@ -29,6 +29,24 @@ export class TraceService {
     private readonly controlLoop: ControlLoopDepthReader,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /**
+   * The filters of a trace listing bound to the tenant (validated as GET /v1/traces validates
+   * them), for other modules that read the traces table, such as sessions.
+   */
+  filter(tenantId: string, query: TraceFilterQuery): TraceFilter {
+    return TraceFilter.fromQuery(tenantId, query);
+  }
+
+  /** Where the tenant's trace lives (project, started_at) and how it came in; undefined when the tenant has no such trace. */
+  locate(tenantId: string, traceId: string): Promise<RegisteredTrace | undefined> {
+    return this.locator.locate(tenantId, traceId);
+  }
+
+  /** The project of each of `traceIds` the tenant has; the others are absent from the map. */
+  projectsByTrace(tenantId: string, traceIds: readonly string[]): Promise<Map<string, string>> {
+    return this.locator.projectsByTrace(tenantId, traceIds);
+  }
 
   /** GET /v1/traces: newest first (started_at desc, id desc), keyset-paginated. */
   async list(tenantId: string, query: TraceFilterQuery, page: PageRequest): Promise<TracePage> {

@@ -3,7 +3,7 @@ import { spanHexOf } from '../../platform/otel-ids.js';
 import type { Span, Trace } from './schemas.js';
 
 /** Columns of `traces` that a Trace response needs, in the order the spec lists the fields. */
-export const TRACE_COLUMNS = [
+export const TRACE_SELECT_COLUMNS = [
   'id',
   'project_id',
   'error',
@@ -52,7 +52,7 @@ export interface StoredTrace {
   failure_types: string[];
 }
 
-export const SPAN_COLUMNS = [
+export const SPAN_SELECT_COLUMNS = [
   'span_id',
   'created_at',
   'tenant_id',
@@ -101,8 +101,6 @@ export interface StoredSpan {
   failure_type: string;
 }
 
-/** Settings every trace read shares: numbers as JSON numbers, not the default quoted 64-bit integers. */
-export const JSON_NUMBERS = { output_format_json_quote_64bit_integers: 0 } as const;
 
 /** metadata is stored as JSON text of an object; anything else reads as an empty object. */
 function metadataObject(text: string): Record<string, unknown> {

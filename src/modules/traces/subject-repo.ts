@@ -1,7 +1,8 @@
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { bind, queryTag, TenantWhere } from '../../stores/clickhouse-where.js';
-import { tagPair } from '../ingest/rows.js';
-import { JSON_NUMBERS, SPAN_COLUMNS, TRACE_COLUMNS, type StoredSpan, type StoredTrace } from './stored.js';
+import { tagPair } from '../../platform/tag-pairs.js';
+import { JSON_NUMBERS } from '../../stores/clickhouse.js';
+import { SPAN_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredTrace } from './stored.js';
 
 /** Whose data: one end user, named by the trace field or attribute that carries it. */
 export interface TraceSubject {
@@ -81,7 +82,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
       const where = byRefs(tenantId, refs, 'id');
       return ch.rowsFromPrimary<StoredTrace>(
         'privacy.traces',
-        `SELECT ${TRACE_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY id, version DESC LIMIT 1 BY id`,
         where.params,
         { ...queryTag('privacy.traces', tenantId), ...JSON_NUMBERS },
       );
@@ -93,7 +94,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
       const where = byRefs(tenantId, refs, 'trace_id');
       return ch.rowsFromPrimary<StoredSpan>(
         'privacy.spans',
-        `SELECT ${SPAN_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY trace_id, start_time, span_id`,
+        `SELECT ${SPAN_SELECT_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY trace_id, start_time, span_id`,
         where.params,
         { ...queryTag('privacy.spans', tenantId), ...JSON_NUMBERS },
       );

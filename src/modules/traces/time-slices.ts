@@ -1,12 +1,6 @@
 import { millisToClickHouse } from '../../platform/time.js';
 import { bind, type TenantWhere } from '../../stores/clickhouse-where.js';
-import type { StartedAtRange } from './filters.js';
-
-/** Keyset position of a trace in the newest-first order: started_at as a ClickHouse literal, id. */
-export interface TracePosition {
-  startedAt: string;
-  id: string;
-}
+import type { StartedAtRange, TracePosition } from './types.js';
 
 /** Conditions on started_at (and the keyset) for one query of a newest-first read. */
 export interface Slice {

@@ -1,4 +1,5 @@
-import { classifyFailure, FAILURE_TYPES, type FailureType } from '../failures.js';
+import { classifyFailure } from '../failures.js';
+import { FAILURE_TYPES, type FailureType } from '../types.js';
 import type { SpanFields } from '../normalize.js';
 import { AttributeBag, type AttrValue, type Attributes } from './attributes.js';
 import type { OtlpSpan } from './decode.js';
