@@ -11,6 +11,8 @@ import { ingestStatsRepository } from './modules/ingest/stats/repo.js';
 import { IngestStatsService } from './modules/ingest/stats/service.js';
 import { TraceWritePath } from './modules/ingest/write-path.js';
 import { VectorDimensions } from './modules/search/dimensions-service.js';
+import { vectorErasureRepository } from './modules/search/erasure-repo.js';
+import { VectorErasure } from './modules/search/erasure-service.js';
 import { SpanEmbedder } from './modules/search/embedder.js';
 import { searchIndexRepository } from './modules/search/index-repo.js';
 import { HnswIndexer } from './modules/search/indexer.js';
@@ -55,6 +57,8 @@ import { savedFilterRepository } from './modules/saved-filters/repo.js';
 import { SavedFilterService } from './modules/saved-filters/service.js';
 import { FeedbackService } from './modules/feedback/service.js';
 import { traceRepository } from './modules/traces/repo.js';
+import { subjectTraceRepository } from './modules/traces/subject-repo.js';
+import { SubjectTraceService } from './modules/traces/subject-service.js';
 import { OnlineEvaluator } from './modules/evals/online.js';
 import { evaluationRepository } from './modules/evals/repo.js';
 import { EvalRuleService } from './modules/evals/rule-service.js';
@@ -114,7 +118,7 @@ export function buildServices(deps: ServiceDeps) {
   const projectRepo = projectRepository(deps.sql);
   const projects = new ProjectService(projectRepo);
   const apiKeys = new ApiKeyService(apiKeyRepository(deps.sql), projects, deps.authenticator);
-  const tenants = new TenantService(deps.sql, tenantRepository(deps.sql), projectRepo, apiKeys, deps.authenticator);
+  const tenants = new TenantService(deps.sql, tenantRepository(deps.sql), projects, apiKeys, deps.authenticator);
   // The membership decides who a session signs in as; the authenticator asks it (platform/auth.ts).
   const members = new MemberService(memberRepository(deps.sql), deps.authenticator);
   deps.authenticator.useMembers(members);
@@ -211,9 +215,15 @@ export function buildServices(deps: ServiceDeps) {
     sql: deps.sql, jobs, projects, tenants, failures, traces, evals, evalRules, llmConnections, webhooks, log,
   });
   const ci = new CiService(ciRunRepository(deps.sql), datasetRuns);
+  // The traces and search modules' services over their ClickHouse tables, for a data subject's traces and vectors.
+  const subjectTraces = new SubjectTraceService(subjectTraceRepository(deps.ch));
+  const vectorErasure = new VectorErasure(vectorErasureRepository(deps.ch));
   const dataSubjectRequests = buildPrivacyServices({
-    sql: deps.sql, ch: deps.ch, jobs, secretKey: deps.config.secretKey, log,
-    modules: { registry: traceRegistry, evals, feedback, datasets, datasetRuns, failures, controlActions, controlSignals, promptDeployments },
+    sql: deps.sql, jobs, secretKey: deps.config.secretKey, log,
+    modules: {
+      registry: traceRegistry, evals, feedback, datasets, datasetRuns, failures, controlActions, controlSignals, promptDeployments,
+      traces: subjectTraces, vectors: vectorErasure,
+    },
   });
   const retention = buildRetentionService({
     sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies,

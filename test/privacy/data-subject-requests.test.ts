@@ -4,6 +4,10 @@ import { controlSignalRepository } from '../../src/modules/control/signals-repo.
 import { ControlSignals } from '../../src/modules/control/signals-service.js';
 import { traceUuid } from '../../src/platform/otel-ids.js';
 import { buildPrivacyServices } from '../../src/modules/privacy/compose.js';
+import { vectorErasureRepository } from '../../src/modules/search/erasure-repo.js';
+import { VectorErasure } from '../../src/modules/search/erasure-service.js';
+import { subjectTraceRepository } from '../../src/modules/traces/subject-repo.js';
+import { SubjectTraceService } from '../../src/modules/traces/subject-service.js';
 import { dataSubjectRequest, requestList } from '../../src/modules/privacy/schemas.js';
 import { searchIndexRepository } from '../../src/modules/search/index-repo.js';
 import { HnswIndexer } from '../../src/modules/search/indexer.js';
@@ -217,10 +221,11 @@ describe('erasure', () => {
     let failures = 1;
     const build = () =>
       buildPrivacyServices({
-        sql: ctx.stores.sql, ch: ctx.stores.ch, jobs: { add: async () => {} }, secretKey: ctx.stores.config.secretKey, log: { warn: () => {} },
+        sql: ctx.stores.sql, jobs: { add: async () => {} }, secretKey: ctx.stores.config.secretKey, log: { warn: () => {} },
         modules: {
           registry: s.traceRegistry, evals: s.evals, datasets: s.datasets, datasetRuns: s.datasetRuns, failures: s.failures,
           controlActions: s.controlActions, controlSignals: new ControlSignals(controlSignalRepository(ctx.stores.sql)), promptDeployments: s.promptDeployments,
+          traces: new SubjectTraceService(subjectTraceRepository(ctx.stores.ch)), vectors: new VectorErasure(vectorErasureRepository(ctx.stores.ch)),
           feedback: {
             countForTraces: (tenantId, traceIds) => s.feedback.countForTraces(tenantId, traceIds),
             forTraces: (tenantId, traceIds) => s.feedback.forTraces(tenantId, traceIds),

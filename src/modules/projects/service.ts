@@ -4,6 +4,7 @@ import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/schemas.js';
 import { z } from 'zod';
+import type { TxSql } from '../../stores/pg.js';
 import type { ProjectRepository, ProjectRow, ProjectStatusFilter } from './repo.js';
 import type { Project, UpdateProject } from './schemas.js';
 
@@ -29,8 +30,9 @@ const projectCursor = z.object({ id: z.guid() });
 export class ProjectService {
   constructor(private readonly repo: ProjectRepository) {}
 
-  async create(tenantId: string, name: string): Promise<Project> {
-    return toProject(await this.repo.insert(tenantId, newId(), name));
+  /** `tx`: inside the caller's transaction (a new tenant's first project, TenantService.create). */
+  async create(tenantId: string, name: string, tx?: TxSql): Promise<Project> {
+    return toProject(await this.repo.insert(tenantId, newId(), name, tx));
   }
 
   async get(tenantId: string, id: string): Promise<Project> {

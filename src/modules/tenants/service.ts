@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js';
 import type { PlanName } from '../../platform/plans.js';
 import type { Sql } from '../../stores/pg.js';
 import type { ApiKeyService } from '../apikeys/service.js';
-import type { ProjectRepository } from '../projects/repo.js';
+import type { ProjectService } from '../projects/service.js';
 import type { TenantRepository, TenantRow } from './repo.js';
 
 export interface BootstrappedTenant {
@@ -19,7 +19,7 @@ export class TenantService {
   constructor(
     private readonly sql: Sql,
     private readonly repo: TenantRepository,
-    private readonly projects: ProjectRepository,
+    private readonly projects: Pick<ProjectService, 'create'>,
     private readonly apiKeys: ApiKeyService,
     private readonly authenticator: Authenticator,
   ) {}
@@ -28,7 +28,7 @@ export class TenantService {
   async create(name: string, plan: PlanName): Promise<BootstrappedTenant> {
     return this.sql.begin(async (tx) => {
       const tenant = await this.repo.insert(tx, newId(), name, plan);
-      const project = await this.projects.insert(tenant.id, newId(), 'Default', tx);
+      const project = await this.projects.create(tenant.id, 'Default', tx);
       const key = await this.apiKeys.create(tenant.id, { name: 'bootstrap', projectId: project.id }, null, tx);
       return { tenant_id: tenant.id, project_id: project.id, api_key: key.secret };
     });
