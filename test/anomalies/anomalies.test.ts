@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { detectAnomalies, WINDOW_MS, type WindowStats } from '../../src/modules/anomalies/detector.js';
 import { anomalyList } from '../../src/modules/anomalies/schemas.js';
-import type { EventSink } from '../../src/modules/failures/cluster-service.js';
+import type { EventSink } from '../../src/modules/webhooks/types.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, type TestContext } from '../helpers/app.js';
 import { getJson, ingestTraces, listAll } from '../helpers/trace-api.js';

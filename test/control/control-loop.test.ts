@@ -1,7 +1,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Workers } from '../../src/jobs/workers.js';
-import type { EventSink } from '../../src/modules/failures/cluster-service.js';
+import type { EventSink } from '../../src/modules/webhooks/types.js';
 import { aFailureRule, anEvalRule, aWebhook } from '../builders/resources.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { startApp, type TestContext } from '../helpers/app.js';

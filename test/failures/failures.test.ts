@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { ClusterRecorder, type EventSink } from '../../src/modules/failures/cluster-service.js';
+import { ClusterRecorder } from '../../src/modules/failures/cluster-service.js';
+import type { EventSink } from '../../src/modules/webhooks/types.js';
 import { clusterRepository } from '../../src/modules/failures/clusters-repo.js';
 import { failureCluster, failureClusterList, failureRule } from '../../src/modules/failures/schemas.js';
 import { normalizeError } from '../../src/modules/failures/signature.js';

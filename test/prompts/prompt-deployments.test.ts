@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import type { Workers } from '../../src/jobs/workers.js';
-import type { EventSink } from '../../src/modules/failures/cluster-service.js';
+import type { EventSink } from '../../src/modules/webhooks/types.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { startApp, type TestContext } from '../helpers/app.js';
 import { controlApi, type Team } from '../helpers/control-api.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decodeCursor, filterFingerprint, toPage } from '../../platform/cursor.js';
 import { newId } from '../../platform/ids.js';
-import type { EventSink } from '../failures/cluster-service.js';
+import type { EventSink } from '../webhooks/types.js';
 import { DEFAULT_SETTINGS, detectAnomalies, WINDOW_MS, type DetectorSettings } from './detector.js';
 import type { AnomalyRepository, AnomalyRow, NewAnomaly } from './repo.js';
 import type { Anomaly, ListAnomaliesQuery } from './schemas.js';

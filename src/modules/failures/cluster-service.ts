@@ -3,11 +3,7 @@ import type { TxSql } from '../../stores/pg.js';
 import type { ClusterRepository, ClusterRow } from './clusters-repo.js';
 import { addOccurrence, occurrenceKey, type OccurrenceGroup, type TraceOccurrences } from './match.js';
 import type { FailureCluster } from './schemas.js';
-
-/** Where domain events go (the webhooks module): stored and delivered to subscribed webhooks. */
-export interface EventSink {
-  emit(tenantId: string, event: { type: string; project_id: string | null; data: Record<string, unknown> }, tx?: TxSql): Promise<string>;
-}
+import type { EventSink } from '../webhooks/types.js';
 
 /** A cluster seen again after this long without occurrences fires failure.detected again. */
 export const DEFAULT_QUIET_PERIOD_MS = 60 * 60 * 1000;

@@ -5,7 +5,7 @@ import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { toIso } from '../../platform/schemas.js';
 import type { TxSql } from '../../stores/pg.js';
-import type { EventSink } from '../failures/cluster-service.js';
+import type { EventSink } from '../webhooks/types.js';
 import type { FailureService } from '../failures/service.js';
 import type { AppLogger } from '../../platform/log.js';
 import { restoresPrevious, SHIPS, TRANSITIONS, type Trigger } from './deployments.js';
