@@ -51,6 +51,7 @@ import { feedbackRepository } from './modules/feedback/repo.js';
 import { ciRunRepository } from './modules/ci/repo.js';
 import { CiService } from './modules/ci/service.js';
 import { BillingService } from './modules/billing/service.js';
+import { DeadLetterWriter } from './modules/dlq/dead-letter-service.js';
 import { dlqRepository } from './modules/dlq/repo.js';
 import { DlqService } from './modules/dlq/service.js';
 import { savedFilterRepository } from './modules/saved-filters/repo.js';
@@ -193,7 +194,9 @@ export function buildServices(deps: ServiceDeps) {
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
   const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql), traces);
   const datasetRuns = new DatasetRunService(runRepository(deps.sql), datasets, evals, jobs, log);
-  const webhooks = new WebhookService(webhookRepository(deps.sql), tenants, jobs, deps.config.webhooks, deps.config.secretKey, log);
+  const dlqRepo = dlqRepository(deps.sql);
+  const deadLetters = new DeadLetterWriter(dlqRepo);
+  const webhooks = new WebhookService(webhookRepository(deps.sql, deadLetters), tenants, jobs, deps.config.webhooks, deps.config.secretKey, log);
   const failureRuleRepo = failureRuleRepository(deps.sql);
   const failureClusterRepo = clusterRepository(deps.sql);
   const failureClusters = new ClusterRecorder(failureClusterRepo, webhooks, controlSignals);
@@ -209,7 +212,7 @@ export function buildServices(deps: ServiceDeps) {
   const controlSettler = new ControlSettler(controlActionRepo, evals, evalRules, failures, controlConfig, controlPlanner, controlQueue);
   const controlExecutor = new ControlExecutor(controlActionRepo, controlConfig, traces, llmConnections, prices, evals);
   const controlActions = new ControlActionService(controlActionRepo, evals, traces, llmConnections, projects, controlQueue);
-  const dlq = new DlqService(dlqRepository(deps.sql), webhooks);
+  const dlq = new DlqService(dlqRepo, webhooks);
   const billing = new BillingService(tenants, traceRegistry, evals, evalRules, me);
   const { prompts, promptDeployments, promptLifecycle } = buildPromptServices({
     sql: deps.sql, jobs, projects, tenants, failures, traces, evals, evalRules, llmConnections, webhooks, log,

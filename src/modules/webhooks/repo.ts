@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { Sql, TxSql } from '../../stores/pg.js';
+import type { DeadLetterWriter } from '../dlq/dead-letter-service.js';
 
 export interface WebhookRow {
   id: string;
@@ -58,7 +59,8 @@ export interface DeliveryRow {
   created_at: Date;
 }
 
-export function webhookRepository(sql: Sql) {
+/** `deadLetters`: the dlq module's table, written in the same transaction as a delivery's final failure or its event's retention. */
+export function webhookRepository(sql: Sql, deadLetters: Pick<DeadLetterWriter, 'record' | 'removeFor'>) {
   return {
     async insert(tenantId: string, w: NewWebhook): Promise<WebhookRow> {
       const [row] = await sql<WebhookRow[]>`
@@ -189,11 +191,10 @@ export function webhookRepository(sql: Sql) {
           update webhook_dispatches set state = ${a.outcome}, updated_at = now()
           where tenant_id = ${a.tenantId} and id = ${a.dispatchId} and state = 'pending'`;
         if (a.deadLetter) {
-          await tx`
-            insert into dlq (id, tenant_id, kind, ref_id, payload, attempts, last_error)
-            values (${a.deadLetter.id}, ${a.tenantId}, 'webhook_delivery', ${a.dispatchId},
-                    ${tx.json(a.deadLetter.payload as postgres.JSONValue)}, ${a.attempt}, ${a.error ?? `HTTP ${a.status}`})
-            on conflict (kind, ref_id) where resolved_at is null do nothing`;
+          await deadLetters.record(tx, {
+            id: a.deadLetter.id, tenantId: a.tenantId, kind: 'webhook_delivery', refId: a.dispatchId,
+            payload: a.deadLetter.payload, attempts: a.attempt, lastError: a.error ?? `HTTP ${a.status}`,
+          });
         }
       });
     },
@@ -222,7 +223,7 @@ export function webhookRepository(sql: Sql) {
         const dispatches = (await tx<{ id: string }[]>`
           delete from webhook_dispatches where tenant_id = ${tenantId} and event_id = any(${events}::uuid[]) returning id`).map((d) => d.id);
         if (dispatches.length > 0) {
-          await tx`delete from dlq where tenant_id = ${tenantId} and kind = 'webhook_delivery' and ref_id = any(${dispatches}::uuid[])`;
+          await deadLetters.removeFor(tx, tenantId, 'webhook_delivery', dispatches);
         }
         const deliveries = await tx`delete from webhook_deliveries where tenant_id = ${tenantId} and event_id = any(${events}::uuid[])`;
         await tx`delete from webhook_events where tenant_id = ${tenantId} and id = any(${events}::uuid[])`;
