@@ -4,7 +4,7 @@ import type { Sql } from '../../stores/pg.js';
 import type { TraceLocation } from './repo.js';
 
 /** A registered trace's location and how it came in: through native ingest or OTLP. */
-export interface RegisteredTrace extends TraceLocation {
+export interface LocatedTrace extends TraceLocation {
   source: 'native' | 'otlp';
 }
 
@@ -15,7 +15,7 @@ export interface RegisteredTrace extends TraceLocation {
  */
 export function traceLocator(sql: Sql) {
   return {
-    async locate(tenantId: string, traceId: string): Promise<RegisteredTrace | undefined> {
+    async locate(tenantId: string, traceId: string): Promise<LocatedTrace | undefined> {
       const [row] = await observeStoreCall('postgres', 'traces.locate', () => sql<{ project_id: string; started_at: Date; source: 'native' | 'otlp' }[]>`
         select project_id, started_at, source from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`);
       return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()), source: row.source } : undefined;

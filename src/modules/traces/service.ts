@@ -2,7 +2,7 @@ import { notFound } from '../../platform/errors.js';
 import { traceHexOf } from '../../platform/otel-ids.js';
 import { TraceFilter } from './filters.js';
 import { decodePosition, encodePosition } from './positions.js';
-import type { RegisteredTrace, TraceLocator } from './locator-repo.js';
+import type { LocatedTrace, TraceLocator } from './locator-repo.js';
 import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './repo.js';
 
 export type { SpanOutcome } from './repo.js';
@@ -39,7 +39,7 @@ export class TraceService {
   }
 
   /** Where the tenant's trace lives (project, started_at) and how it came in; undefined when the tenant has no such trace. */
-  locate(tenantId: string, traceId: string): Promise<RegisteredTrace | undefined> {
+  locate(tenantId: string, traceId: string): Promise<LocatedTrace | undefined> {
     return this.locator.locate(tenantId, traceId);
   }
 
