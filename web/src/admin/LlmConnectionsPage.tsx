@@ -1,4 +1,3 @@
-import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
@@ -6,7 +5,8 @@ import { usePages } from '../api/usePages';
 import { MODEL_PROVIDERS, type ModelProvider } from '../control/config';
 import { formatTime } from '../traces/format';
 import { FormFooter, useEditor } from '../ui/editing';
-import { RowActions, useRowDelete } from '../ui/RowActions';
+import { EditableTable } from '../ui/EditableTable';
+import { useRowDelete } from '../ui/RowActions';
 import { Reason, usePermission } from '../ui/permission';
 import { useAction } from '../ui/useAction';
 
@@ -41,51 +41,34 @@ export function LlmConnectionsPage() {
       <CreateConnectionForm key={editor.formKey} onSaved={editor.onSaved} />
       {editor.status}
       <h2>Connections</h2>
-      {deleter.reason}
-      {deleter.error}
-      <ListState list={list} loading="Loading the connections…" empty={<p>No LLM connections yet: calls use the server&apos;s default key, if any.</p>} />
-      {list.items.length > 0 && (
-        <table className="admin">
-          <caption className="visually-hidden">LLM connections of this tenant, oldest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Provider</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Key</th>
-              <th scope="col">Default model</th>
-              <th scope="col">Created</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((connection) => (
-              <tr key={connection.id}>
-                <td>{connection.name}</td>
-                <td>{MODEL_PROVIDERS[connection.provider]}</td>
-                <td>{connection.base_url ? <code>{connection.base_url}</code> : <span className="muted">the vendor&apos;s own</span>}</td>
-                <td>
-                  <code aria-label={`ending in ${connection.api_key_last4}`}>••••{connection.api_key_last4}</code>
-                </td>
-                <td>{connection.default_model ?? <span className="muted">the caller&apos;s</span>}</td>
-                <td>{formatTime(connection.created_at)}</td>
-                <td>
-                  <RowActions
-                    id={connection.id}
-                    subject={connection.name}
-                    deleter={deleter}
-                    action="Remove"
-                    confirmLabel="Remove now"
-                    question="Calls fall back to an older connection of this provider, or the server's default."
-                    call={() => noContent(api.DELETE('/v1/llm-connections/{id}', { params: { path: { id: connection.id } } }))}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <LoadMore list={list} />
+      <EditableTable
+        list={list}
+        loading="Loading the connections…"
+        empty={<p>No LLM connections yet: calls use the server&apos;s default key, if any.</p>}
+        caption="LLM connections of this tenant, oldest first"
+        className="admin"
+        columns={['Name', 'Provider', 'Endpoint', 'Key', 'Default model', 'Created']}
+        deleter={deleter}
+        cells={(connection) => (
+          <>
+            <td>{connection.name}</td>
+            <td>{MODEL_PROVIDERS[connection.provider]}</td>
+            <td>{connection.base_url ? <code>{connection.base_url}</code> : <span className="muted">the vendor&apos;s own</span>}</td>
+            <td>
+              <code aria-label={`ending in ${connection.api_key_last4}`}>••••{connection.api_key_last4}</code>
+            </td>
+            <td>{connection.default_model ?? <span className="muted">the caller&apos;s</span>}</td>
+            <td>{formatTime(connection.created_at)}</td>
+          </>
+        )}
+        actions={(connection) => ({
+          subject: connection.name,
+          action: 'Remove',
+          confirmLabel: 'Remove now',
+          question: "Calls fall back to an older connection of this provider, or the server's default.",
+          call: () => noContent(api.DELETE('/v1/llm-connections/{id}', { params: { path: { id: connection.id } } })),
+        })}
+      />
     </>
   );
 }

@@ -1,7 +1,7 @@
-import { ListState, LoadMore } from '../ui/lists';
 import { useEffect } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
-import { RowActions, useRowDelete } from '../ui/RowActions';
+import { EditableTable } from '../ui/EditableTable';
+import { useRowDelete } from '../ui/RowActions';
 import { formatTime } from '../traces/format';
 import { useEditor } from '../ui/editing';
 import type { ModelRoute, Policy } from './config';
@@ -35,58 +35,39 @@ export function PoliciesPage() {
       <PolicyForm key={editor.formKey} policy={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Policies</h2>
-      {deleter.reason}
-      {deleter.error}
-      <ListState list={list} loading="Loading policies…" empty={<p>No policies yet.</p>} />
-      {list.items.length > 0 && (
-        <table className="list">
-          <caption className="visually-hidden">Remediation policies</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Enabled</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Steps</th>
-              <th scope="col">Caps</th>
-              <th scope="col">Approval</th>
-              <th scope="col">Updated</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((p: Policy) => (
-              <tr key={p.id}>
-                <th scope="row">{p.name}</th>
-                <td>{p.enabled ? 'yes' : 'no'}</td>
-                <td>{describe(p.trigger)}</td>
-                <td>
-                  <ol className="steps">
-                    {p.steps.map((s, i) => (
-                      <li key={i}>{describe(s)}</li>
-                    ))}
-                  </ol>
-                </td>
-                <td>
-                  {p.max_retry_depth} retries, depth {p.max_cascade_depth}
-                </td>
-                <td>{p.require_approval ? 'owner approves' : 'runs at once'}</td>
-                <td>{formatTime(p.updated_at)}</td>
-                <td>
-                  <RowActions
-                    id={p.id}
-                    subject={p.name}
-                    onEdit={() => editor.edit(p)}
-                    deleter={deleter}
-                    question="Its chains stop; its actions stay."
-                    call={() => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } }))}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <LoadMore list={list} />
+      <EditableTable
+        list={list}
+        loading="Loading policies…"
+        empty={<p>No policies yet.</p>}
+        caption="Remediation policies"
+        columns={['Name', 'Enabled', 'Trigger', 'Steps', 'Caps', 'Approval', 'Updated']}
+        deleter={deleter}
+        cells={(p: Policy) => (
+          <>
+            <th scope="row">{p.name}</th>
+            <td>{p.enabled ? 'yes' : 'no'}</td>
+            <td>{describe(p.trigger)}</td>
+            <td>
+              <ol className="steps">
+                {p.steps.map((s, i) => (
+                  <li key={i}>{describe(s)}</li>
+                ))}
+              </ol>
+            </td>
+            <td>
+              {p.max_retry_depth} retries, depth {p.max_cascade_depth}
+            </td>
+            <td>{p.require_approval ? 'owner approves' : 'runs at once'}</td>
+            <td>{formatTime(p.updated_at)}</td>
+          </>
+        )}
+        actions={(p) => ({
+          subject: p.name,
+          onEdit: () => editor.edit(p),
+          question: 'Its chains stop; its actions stay.',
+          call: () => noContent(api.DELETE('/v1/policies/{id}', { params: { path: { id: p.id } } })),
+        })}
+      />
     </>
   );
 }
@@ -106,46 +87,29 @@ export function ModelRoutesPage() {
       <ModelRouteForm key={editor.formKey} route={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Model routes</h2>
-      {deleter.reason}
-      {deleter.error}
-      <ListState list={list} loading="Loading model routes…" empty={<p>No model routes yet.</p>} />
-      {list.items.length > 0 && (
-        <table className="list">
-          <caption className="visually-hidden">Model routes</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Model</th>
-              <th scope="col">Fallbacks, in order</th>
-              <th scope="col">Project</th>
-              <th scope="col">Updated</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((r) => (
-              <tr key={r.id}>
-                <th scope="row">{r.name}</th>
-                <td>{modelName(r.model)}</td>
-                <td>{r.fallbacks.length === 0 ? <span className="muted">none</span> : r.fallbacks.map(modelName).join(' → ')}</td>
-                <td>{r.project_id ? <code>{r.project_id}</code> : 'every project'}</td>
-                <td>{formatTime(r.updated_at)}</td>
-                <td>
-                  <RowActions
-                    id={r.id}
-                    subject={r.name}
-                    onEdit={() => editor.edit(r)}
-                    deleter={deleter}
-                    question="fallback_model steps naming it stop finding models."
-                    call={() => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } }))}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <LoadMore list={list} />
+      <EditableTable
+        list={list}
+        loading="Loading model routes…"
+        empty={<p>No model routes yet.</p>}
+        caption="Model routes"
+        columns={['Name', 'Model', 'Fallbacks, in order', 'Project', 'Updated']}
+        deleter={deleter}
+        cells={(r: ModelRoute) => (
+          <>
+            <th scope="row">{r.name}</th>
+            <td>{modelName(r.model)}</td>
+            <td>{r.fallbacks.length === 0 ? <span className="muted">none</span> : r.fallbacks.map(modelName).join(' → ')}</td>
+            <td>{r.project_id ? <code>{r.project_id}</code> : 'every project'}</td>
+            <td>{formatTime(r.updated_at)}</td>
+          </>
+        )}
+        actions={(r) => ({
+          subject: r.name,
+          onEdit: () => editor.edit(r),
+          question: 'fallback_model steps naming it stop finding models.',
+          call: () => noContent(api.DELETE('/v1/model-routes/{id}', { params: { path: { id: r.id } } })),
+        })}
+      />
     </>
   );
 }

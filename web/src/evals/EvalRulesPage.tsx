@@ -1,4 +1,3 @@
-import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
@@ -9,7 +8,8 @@ import { usePages } from '../api/usePages';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
 import { FormFooter, useEditor } from '../ui/editing';
-import { RowActions, useRowDelete } from '../ui/RowActions';
+import { EditableTable } from '../ui/EditableTable';
+import { useRowDelete } from '../ui/RowActions';
 import { EvalsNav } from './EvalsNav';
 import {
   BUILTIN_PRESETS,
@@ -47,67 +47,51 @@ export function EvalRulesPage() {
       <RuleForm key={editor.formKey} rule={editor.editing} onSaved={editor.onSaved} onCancel={editor.onCancel} />
       {editor.status}
       <h2>Rules</h2>
-      {deleter.reason}
-      {deleter.error}
-      <ListState list={list} loading="Loading the eval rules…" empty={<p>No eval rules yet.</p>} />
-      {list.items.length > 0 && (
-        <table className="admin">
-          <caption className="visually-hidden">Eval rules of this tenant</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name and metric</th>
-              <th scope="col">Evaluator</th>
-              <th scope="col">Project</th>
-              <th scope="col" className="num">
-                Sampling
-              </th>
-              <th scope="col" className="num">
-                Threshold
-              </th>
-              <th scope="col" className="num">
-                Min score drop
-              </th>
-              <th scope="col">Enabled</th>
-              <th scope="col">Version</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((rule) => (
-              <tr key={rule.id}>
-                <td>
-                  {rule.name}
-                  <div className="muted">
-                    metric <code>{rule.metric_name}</code>
-                  </div>
-                </td>
-                <td>{describeConfig(rule.config)}</td>
-                <td>{projectName(rule.project_id)}</td>
-                <td className="num">{Math.round(rule.sampling_rate * 1000) / 10}%</td>
-                <td className="num">{rule.threshold}</td>
-                <td className="num">{rule.min_score_drop}</td>
-                <td>
-                  <span className={`badge ${rule.enabled ? 'ok' : 'neutral'}`}>{rule.enabled ? 'enabled' : 'disabled'}</span>
-                </td>
-                <td>
-                  <RuleVersion rule={rule} />
-                </td>
-                <td>
-                  <RowActions
-                    id={rule.id}
-                    subject={rule.name}
-                    onEdit={() => editor.edit(rule)}
-                    deleter={deleter}
-                    question="Its versions and evaluations stay."
-                    call={() => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } }))}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <LoadMore list={list} />
+      <EditableTable
+        list={list}
+        loading="Loading the eval rules…"
+        empty={<p>No eval rules yet.</p>}
+        caption="Eval rules of this tenant"
+        className="admin"
+        columns={[
+          'Name and metric',
+          'Evaluator',
+          'Project',
+          { label: 'Sampling', className: 'num' },
+          { label: 'Threshold', className: 'num' },
+          { label: 'Min score drop', className: 'num' },
+          'Enabled',
+          'Version',
+        ]}
+        deleter={deleter}
+        cells={(rule) => (
+          <>
+            <td>
+              {rule.name}
+              <div className="muted">
+                metric <code>{rule.metric_name}</code>
+              </div>
+            </td>
+            <td>{describeConfig(rule.config)}</td>
+            <td>{projectName(rule.project_id)}</td>
+            <td className="num">{Math.round(rule.sampling_rate * 1000) / 10}%</td>
+            <td className="num">{rule.threshold}</td>
+            <td className="num">{rule.min_score_drop}</td>
+            <td>
+              <span className={`badge ${rule.enabled ? 'ok' : 'neutral'}`}>{rule.enabled ? 'enabled' : 'disabled'}</span>
+            </td>
+            <td>
+              <RuleVersion rule={rule} />
+            </td>
+          </>
+        )}
+        actions={(rule) => ({
+          subject: rule.name,
+          onEdit: () => editor.edit(rule),
+          question: 'Its versions and evaluations stay.',
+          call: () => noContent(api.DELETE('/v1/eval-rules/{id}', { params: { path: { id: rule.id } } })),
+        })}
+      />
     </>
   );
 }

@@ -1,4 +1,3 @@
-import { ListState, LoadMore } from '../ui/lists';
 import { useEffect, useReducer, useState, type FormEvent } from 'react';
 import { api, noContent, unwrap, type Ok } from '../api/client';
 import type { paths } from '../api/schema';
@@ -9,7 +8,8 @@ import { usePages } from '../api/usePages';
 import { FAILURE_TYPES, type FailureType } from '../traces/filters';
 import { formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
-import { RowActions, useRowDelete } from '../ui/RowActions';
+import { EditableTable } from '../ui/EditableTable';
+import { useRowDelete } from '../ui/RowActions';
 import { FailuresNav } from './FailuresNav';
 
 type RuleList = Ok<'/v1/failure-rules'>;
@@ -40,69 +40,62 @@ export function FailureRulesPage() {
       <p className="hint">A span matches a rule when every condition it gives holds. Rules apply to spans stored after they are created; deleting one keeps its clusters.</p>
       <CreateRuleForm projects={projects.data?.filter((p) => p.status === 'active') ?? []} onCreated={reload} />
       <h2>Rules</h2>
-      {deleter.reason}
-      <Reason id="toggle-rule-reason" permission={mayToggle} what="Enabling and disabling rules" />
-      {deleter.error}
-      {toggle.error !== undefined && <ErrorNotice error={toggle.error} />}
-      <ListState list={list} loading="Loading the rules…" empty={<p>No failure rules yet.</p>} />
-      {list.items.length > 0 && (
-        <table className="admin rules">
-          <caption className="visually-hidden">Failure rules of this tenant</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Project</th>
-              <th scope="col">Conditions</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((rule) => (
-              <tr key={rule.id}>
-                <td>{rule.name}</td>
-                <td>{projectName(rule.project_id)}</td>
-                <td>
-                  <ul className="conditions">
-                    {Object.entries(rule.match).map(([key, value]) => (
-                      <li key={key}>
-                        <code>{key}</code>: {Array.isArray(value) ? value.join(', ') : String(value)}
-                      </li>
-                    ))}
-                  </ul>
-                </td>
-                <td>{rule.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>}</td>
-                <td>{formatTime(rule.created_at)}</td>
-                <td>
-                  <RowActions
-                    id={rule.id}
-                    subject={rule.name}
-                    deleter={deleter}
-                    question={`Delete ${rule.name}? Its clusters stay.`}
-                    call={() => noContent(api.DELETE('/v1/failure-rules/{id}', { params: { path: { id: rule.id } } }))}
-                  >
-                    <button
-                      type="button"
-                      disabled={!mayToggle.allowed || toggle.busy !== null}
-                      aria-describedby={mayToggle.allowed ? undefined : 'toggle-rule-reason'}
-                      onClick={() =>
-                        void toggle
-                          .run(rule.id, () => unwrap(api.PATCH('/v1/failure-rules/{id}', { params: { path: { id: rule.id } }, body: { enabled: !rule.enabled } })))
-                          .then((done) => done && reload())
-                      }
-                    >
-                      {rule.enabled ? 'Disable' : 'Enable'}
-                      <span className="visually-hidden"> {rule.name}</span>
-                    </button>{' '}
-                  </RowActions>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      <LoadMore list={list} />
+      <EditableTable
+        list={list}
+        loading="Loading the rules…"
+        empty={<p>No failure rules yet.</p>}
+        caption="Failure rules of this tenant"
+        className="admin rules"
+        columns={['Name', 'Project', 'Conditions', 'Status', 'Created']}
+        deleter={deleter}
+        notices={
+          <>
+            {deleter.reason}
+            <Reason id="toggle-rule-reason" permission={mayToggle} what="Enabling and disabling rules" />
+            {deleter.error}
+            {toggle.error !== undefined && <ErrorNotice error={toggle.error} />}
+          </>
+        }
+        cells={(rule) => (
+          <>
+            <td>{rule.name}</td>
+            <td>{projectName(rule.project_id)}</td>
+            <td>
+              <ul className="conditions">
+                {Object.entries(rule.match).map(([key, value]) => (
+                  <li key={key}>
+                    <code>{key}</code>: {Array.isArray(value) ? value.join(', ') : String(value)}
+                  </li>
+                ))}
+              </ul>
+            </td>
+            <td>{rule.enabled ? <span className="badge ok">enabled</span> : <span className="badge">disabled</span>}</td>
+            <td>{formatTime(rule.created_at)}</td>
+          </>
+        )}
+        actions={(rule) => ({
+          subject: rule.name,
+          question: `Delete ${rule.name}? Its clusters stay.`,
+          call: () => noContent(api.DELETE('/v1/failure-rules/{id}', { params: { path: { id: rule.id } } })),
+          children: (
+            <>
+              <button
+                type="button"
+                disabled={!mayToggle.allowed || toggle.busy !== null}
+                aria-describedby={mayToggle.allowed ? undefined : 'toggle-rule-reason'}
+                onClick={() =>
+                  void toggle
+                    .run(rule.id, () => unwrap(api.PATCH('/v1/failure-rules/{id}', { params: { path: { id: rule.id } }, body: { enabled: !rule.enabled } })))
+                    .then((done) => done && reload())
+                }
+              >
+                {rule.enabled ? 'Disable' : 'Enable'}
+                <span className="visually-hidden"> {rule.name}</span>
+              </button>{' '}
+            </>
+          ),
+        })}
+      />
     </>
   );
 }
