@@ -84,6 +84,12 @@ declare module 'fastify' {
      * role_forbidden from the service). Documented as `x-field-roles`.
      */
     fieldRoles?: Readonly<Record<string, readonly Role[]>>;
+    /**
+     * For an operation on one resource that only its author may perform, or one of `orRoles`: the
+     * resource's field holding the author's user id (others get a 403 role_forbidden from the
+     * service). Documented as `x-author-only` ({field, or_roles}).
+     */
+    authorOnly?: { field: string; orRoles: readonly Role[] };
   }
 }
 
@@ -246,6 +252,7 @@ export const documentRoute: SwaggerTransform = (document) => {
       'x-access': accessExtension(policy),
       ...(route.config?.fromStates ? { 'x-from-states': [...route.config.fromStates] } : {}),
       ...(route.config?.fieldRoles ? { 'x-field-roles': route.config.fieldRoles } : {}),
+      ...(route.config?.authorOnly ? { 'x-author-only': { field: route.config.authorOnly.field, or_roles: [...route.config.authorOnly.orRoles] } } : {}),
       response,
     },
   };
@@ -266,7 +273,7 @@ export const openApiOptions: SwaggerOptions = {
         'credential (401), rate limit (429), scope (403 `scope_forbidden`), token kind (403 `session_required`), role ' +
         '(403 `role_forbidden`), plan; `x-plans` at the top of the document lists the plans, lowest first. An operation that ' +
         'moves a resource between states names the states it accepts in `x-from-states` (from another: 409); body fields only some of its ' +
-        'roles may send are in `x-field-roles`. Every error body is the ' +
+        'roles may send are in `x-field-roles`; one only the author of the resource (or a role of `or_roles`) may perform names the author\'s field in `x-author-only`. Every error body is the ' +
         '`Error` schema; each error response lists the `code` values it can carry.',
     },
     components: {

@@ -10,6 +10,7 @@ import { PLAN_NAMES } from '../../src/platform/plans.js';
 import { errorBody } from '../../src/platform/schemas.js';
 import { TRANSITIONS } from '../../src/modules/prompts/deployments.js';
 import { RETENTION_ROLES } from '../../src/modules/projects/service.js';
+import { AUTHOR_ONLY } from '../../src/modules/saved-filters/service.js';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from '../helpers/app.js';
 import { MUTATING_METHODS, startAppWithRoutes, toOpenApiPath, type RegisteredRoute } from '../helpers/routes.js';
 
@@ -19,6 +20,7 @@ interface Operation {
   'x-access'?: Json;
   'x-from-states'?: string[];
   'x-field-roles'?: Json;
+  'x-author-only'?: Json;
   security?: unknown[];
   responses: Record<string, Json>;
 }
@@ -133,10 +135,12 @@ describe('GET /v1/openapi.json', () => {
     expect(mismatched).toEqual([]);
   });
 
-  it('lists the plans lowest first (x-plans), the states each state-moving operation accepts (x-from-states) and the role-limited body fields (x-field-roles), from the code that enforces them', () => {
+  it('lists the plans lowest first (x-plans), the states each state-moving operation accepts (x-from-states) the role-limited body fields (x-field-roles) and the author-only operations (x-author-only), from the code that enforces them', () => {
     expect((doc as unknown as Json)['x-plans']).toEqual([...PLAN_NAMES]);
-    const declared = (key: 'x-from-states' | 'x-field-roles') => Object.fromEntries(operations(doc).flatMap(({ label, op }) => (op[key] ? [[label, op[key]]] : [])));
+    const declared = (key: 'x-from-states' | 'x-field-roles' | 'x-author-only') => Object.fromEntries(operations(doc).flatMap(({ label, op }) => (op[key] ? [[label, op[key]]] : [])));
     expect(declared('x-field-roles')).toEqual({ 'PATCH /v1/projects/{id}': { retention_days: [...RETENTION_ROLES] } });
+    const authorOnly = { field: AUTHOR_ONLY.field, or_roles: [...AUTHOR_ONLY.orRoles] };
+    expect(declared('x-author-only')).toEqual({ 'PATCH /v1/saved-filters/{id}': authorOnly, 'DELETE /v1/saved-filters/{id}': authorOnly });
     const fromStates = declared('x-from-states');
     expect(fromStates).toEqual({
       'POST /v1/control/actions/{id}/approve': ['pending_approval'],

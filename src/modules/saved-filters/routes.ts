@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ALL_ROLES, SESSION_ONLY, WRITERS, requireAuth } from '../../platform/access.js';
 import { idParams } from '../../platform/schemas.js';
 import { createSavedFilterBody, listSavedFiltersQuery, savedFilter, savedFilterList, updateSavedFilterBody } from './schemas.js';
+import { AUTHOR_ONLY } from './service.js';
 
 const READ = { tokens: SESSION_ONLY, roles: ALL_ROLES, scope: 'read' } as const;
 const write = (audit: string) => ({ tokens: SESSION_ONLY, roles: WRITERS, scope: 'write', audit }) as const;
@@ -34,7 +35,7 @@ export const savedFilterRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.patch('/v1/saved-filters/:id', {
-    config: { access: write('saved_filter.update'), errors: ['not_found'] },
+    config: { access: write('saved_filter.update'), errors: ['not_found'], authorOnly: AUTHOR_ONLY },
     schema: { tags, summary: 'Rename a saved filter or replace its filters (author or owner)', params: idParams, body: updateSavedFilterBody, response: { 200: savedFilter } },
     handler: async (request) => {
       request.auditResource = { type: 'saved_filter', id: request.params.id, details: { fields: Object.keys(request.body) } };
@@ -43,7 +44,7 @@ export const savedFilterRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete('/v1/saved-filters/:id', {
-    config: { access: write('saved_filter.delete'), errors: ['not_found'] },
+    config: { access: write('saved_filter.delete'), errors: ['not_found'], authorOnly: AUTHOR_ONLY },
     schema: { tags, summary: 'Delete a saved filter (author or owner)', params: idParams, response: { 204: z.null() } },
     handler: async (request, reply) => {
       await filters.remove(requireAuth(request), request.params.id);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AuthContext } from '../../platform/auth.js';
+import type { AuthContext, Role } from '../../platform/auth.js';
 import { decodeCursor, toPage } from '../../platform/cursor.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -15,7 +15,10 @@ const toSavedFilter = (row: SavedFilterRow): SavedFilter => ({
   updated_at: row.updated_at.toISOString(),
 });
 
-/** Saved filters are the tenant's: every member sees all of them; their author or an owner changes them. */
+/** Who may change or delete a saved filter: its author (created_by) or an owner. PATCH and DELETE document it as x-author-only. */
+export const AUTHOR_ONLY: { field: 'created_by'; orRoles: readonly Role[] } = { field: 'created_by', orRoles: ['owner'] };
+
+/** Saved filters are the tenant's: every member sees all of them; their author or an owner changes them (AUTHOR_ONLY). */
 export class SavedFilterService {
   constructor(
     private readonly repo: SavedFilterRepository,
@@ -56,7 +59,7 @@ export class SavedFilterService {
   private async authorize(auth: AuthContext, id: string): Promise<void> {
     const row = await this.repo.find(auth.tenantId, id);
     if (!row) throw notFound('saved filter');
-    if (auth.role !== 'owner' && row.created_by !== authorOf(auth)) {
+    if (!AUTHOR_ONLY.orRoles.includes(auth.role) && row[AUTHOR_ONLY.field] !== authorOf(auth)) {
       throw new AppError(403, 'role_forbidden', 'only the author of a saved filter or an owner may change or delete it');
     }
   }

@@ -155,3 +155,11 @@ export const FIELD_ROLES = {
 } as const;
 
 export type FieldOperation = keyof typeof FIELD_ROLES;
+
+/** Operations on one resource that only its author (the user id in `field`) or a role of `or_roles` may perform (x-author-only). */
+export const AUTHOR_ONLY = {
+  "DELETE /v1/saved-filters/{id}": {"field":"created_by","or_roles":["owner"]},
+  "PATCH /v1/saved-filters/{id}": {"field":"created_by","or_roles":["owner"]},
+} as const;
+
+export type AuthorOperation = keyof typeof AUTHOR_ONLY;

@@ -1,4 +1,4 @@
-import { ACCESS, FIELD_ROLES, FROM_STATES, PLANS, type FieldOperation, type Operation, type StateOperation } from './access';
+import { ACCESS, AUTHOR_ONLY, FIELD_ROLES, FROM_STATES, PLANS, type AuthorOperation, type FieldOperation, type Operation, type StateOperation } from './access';
 import type { Me, Plan } from './client';
 
 /** A plan's place in the API's order (x-plans, lowest first). */
@@ -34,4 +34,14 @@ export function canSend<O extends FieldOperation>(me: Me, operation: O, field: k
   const fields: Readonly<Record<PropertyKey, readonly string[]>> = FIELD_ROLES[operation];
   const roles = fields[field];
   return !permission.allowed || roles.includes(me.user.role) ? permission : needsRole(roles, me);
+}
+
+const withArticle = (role: string) => `${/^[aeiou]/.test(role) ? 'an' : 'a'} ${role}`;
+
+/** Whether the signed-in person may perform an author-only operation on `resource`: its x-access, then its x-author-only. */
+export function canChange(me: Me, operation: AuthorOperation, resource: Record<string, unknown>): Permission {
+  const permission = can(me, operation);
+  const { field, or_roles }: { field: string; or_roles: readonly string[] } = AUTHOR_ONLY[operation];
+  if (!permission.allowed || or_roles.includes(me.user.role) || resource[field] === me.user.id) return permission;
+  return { allowed: false, reason: `only its author or ${or_roles.map(withArticle).join(' or ')} may change it` };
 }

@@ -5,7 +5,7 @@ import { Reason, usePermission } from '../ui/permission';
 import { useAction } from '../ui/useAction';
 import { usePages } from '../api/usePages';
 import { api, noContent, unwrap, type Ok } from '../api/client';
-import type { Permission } from '../api/permissions';
+import { canChange } from '../api/permissions';
 import type { Project } from '../admin/projects';
 import { useMe } from '../shell/MeContext';
 import { ErrorNotice } from '../ui/ErrorNotice';
@@ -40,13 +40,6 @@ export function SavedFilters({ filters, projects, onLoad }: { filters: TraceFilt
   );
   const projectName = (id: string) => projects?.find((p) => p.id === id)?.name ?? id;
   const change = useAction();
-  const mayPatch = usePermission('PATCH /v1/saved-filters/{id}');
-  const mayDelete = usePermission('DELETE /v1/saved-filters/{id}');
-  /** The API lets the author or an owner change a saved filter; say so ahead. */
-  const own = (saved: SavedFilter, role: Permission): Permission =>
-    !role.allowed || me.user.role === 'owner' || saved.created_by === me.user.id
-      ? role
-      : { allowed: false, reason: 'only its author or an owner may change it' };
 
   const replace = (saved: SavedFilter) =>
     void change
@@ -64,8 +57,9 @@ export function SavedFilters({ filters, projects, onLoad }: { filters: TraceFilt
       {list.items.length > 0 && (
         <ul className="saved-filter-list">
           {list.items.map((saved) => {
-            const patch = own(saved, mayPatch);
-            const del = own(saved, mayDelete);
+            // The API lets the author or an owner change a saved filter (x-author-only); say so ahead.
+            const patch = canChange(me, 'PATCH /v1/saved-filters/{id}', saved);
+            const del = canChange(me, 'DELETE /v1/saved-filters/{id}', saved);
             const reasonId = `saved-filter-reason-${saved.id}`;
             const reason = !patch.allowed ? patch.reason : !del.allowed ? del.reason : null;
             return (
