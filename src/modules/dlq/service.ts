@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { decodeCursor, filterFingerprint, toPage } from '../../platform/cursor.js';
 import { AppError, notFound } from '../../platform/errors.js';
 import { toIso } from '../../platform/schemas.js';
-import type { WebhookService } from '../webhooks/service.js';
 import type { DlqRepository, DlqRow } from './repo.js';
 import type { DlqEntry, ListDlqQuery } from './schemas.js';
 
@@ -29,11 +28,20 @@ const toEntry = (row: DlqRow): DlqEntry => ({
   resolution: row.resolution,
 });
 
+/**
+ * How a retry hands a webhook delivery's dead letter back to its module (WebhookService.redeliver,
+ * wired by src/services.ts): false when the dispatch is not dead-lettered. Declared here so that
+ * dlq, which webhooks writes its dead letters through, does not import webhooks back.
+ */
+export interface WebhookRedelivery {
+  redeliver(tenantId: string, dispatchId: string, retryKey: string): Promise<boolean>;
+}
+
 /** Final failures of background work: listed for everyone, retried or discarded by owners. */
 export class DlqService {
   constructor(
     private readonly repo: DlqRepository,
-    private readonly webhooks: Pick<WebhookService, 'redeliver'>,
+    private readonly webhooks: WebhookRedelivery,
   ) {}
 
   async list(tenantId: string, query: ListDlqQuery) {
