@@ -7,7 +7,7 @@ import { bearer, createTenant, sessionToken, type TestContext } from '../helpers
 import { getJson, ingestTraces, listAll } from '../helpers/trace-api.js';
 import { pollUntil, startAppWithWorkers } from '../helpers/workers.js';
 import { seededRandom } from '../../bench/lib/random.js';
-import { queryKeyAuth } from '../builders/resources.js';
+import { aProject, create, queryKeyAuth } from '../builders/resources.js';
 
 
 /** Noisy windows of a steady project: ~120 traces, p95 ~800 ms, 2% errors, cost and tokens per trace. */
@@ -121,7 +121,7 @@ describe('anomaly scan (end to end)', () => {
 
   it('turns rollup windows into anomalies through the job, pages them, and adds none on a second scan', async () => {
     const t = await createTenant(ctx.app);
-    const quiet = (await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'quiet' } })).json();
+    const quiet = await create(ctx.app, '/v1/projects', t.auth, aProject({ name: 'quiet' }));
     // The scan judges the last three windows that ended 2+ minutes ago; spikes in the last two
     // stay judged even if a window boundary passes while the test runs.
     const judgedTo = Math.floor((Date.now() - 120_000) / WINDOW_MS) * WINDOW_MS;

@@ -5,7 +5,7 @@ import { createTenant, type TestContext, type TestTenant } from '../helpers/app.
 import { ingestTraces } from '../helpers/trace-api.js';
 import { startAppWithWorkers } from '../helpers/workers.js';
 import { aTrace } from '../builders/traces.js';
-import { queryKeyAuth } from '../builders/resources.js';
+import { aDataset, create, queryKeyAuth } from '../builders/resources.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -36,8 +36,7 @@ function gate(args: string[], env: Record<string, string> = {}): Promise<CliResu
 async function gateFixture(t: TestTenant): Promise<{ datasetId: string; versionId: string }> {
   const traces = Array.from({ length: 10 }, (_, i) => aTrace({ output: i < 7 ? 'Paris' : 'Lyon' }));
   await ingestTraces(ctx.app, t, traces);
-  const dataset = await ctx.app.inject({ method: 'POST', url: '/v1/datasets', headers: t.auth, payload: { name: 'capitals' } });
-  const datasetId = dataset.json().id;
+  const datasetId = (await create(ctx.app, '/v1/datasets', t.auth, aDataset({ name: 'capitals' }))).id;
   const items = await ctx.app.inject({ method: 'POST', url: `/v1/datasets/${datasetId}/items`, headers: t.auth, payload: { items: traces.map((tr) => ({ trace_id: tr.id })) } });
   expect(items.statusCode, items.body).toBe(201);
   const rule = await ctx.app.inject({

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTenant, sessionToken, startApp, type TestContext } from '../helpers/app.js';
+import { aWebhook, create } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -17,13 +18,7 @@ describe('GET /v1/compliance', () => {
     const kept = (await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: owner, payload: { name: 'kept forever' } })).json();
     const patched = await ctx.app.inject({ method: 'PATCH', url: `/v1/projects/${t.projectId}`, headers: owner, payload: { retention_days: 30 } });
     expect(patched.statusCode, patched.body).toBe(200);
-    const hook = await ctx.app.inject({
-      method: 'POST',
-      url: '/v1/webhooks',
-      headers: owner,
-      payload: { url: 'https://127.0.0.1:9/looptrace', secret: 'a-webhook-secret-of-length', events: ['failure.detected'] },
-    });
-    expect(hook.statusCode, hook.body).toBe(201);
+    await create(ctx.app, '/v1/webhooks', owner, aWebhook('https://127.0.0.1:9/looptrace', { events: ['failure.detected'] }));
     const dsr = await ctx.app.inject({
       method: 'POST',
       url: '/v1/data-subject-requests',

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type TestContext } from '../helpers/app.js';
 import { controlApi } from '../helpers/control-api.js';
 import { withQuery } from '../helpers/trace-api.js';
+import { aModelRoute } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -66,7 +67,7 @@ describe('control loop access and validation', () => {
 
   it('keeps model routes: create, read, change, list, delete by the owner', async () => {
     const t = await tenant();
-    const route = await created('/v1/model-routes', t, { name: 'r', model: { provider: 'openai', model: 'gpt-4o-mini' } });
+    const route = await created('/v1/model-routes', t, aModelRoute({ name: 'r' }));
     expect(route).toMatchObject({ fallbacks: [], project_id: null });
     const patched = await call('PATCH', `/v1/model-routes/${route.id}`, t.auth, { fallbacks: [{ provider: 'anthropic', model: 'claude-3-5-haiku-latest' }] });
     expect(patched.body.fallbacks).toEqual([{ provider: 'anthropic', model: 'claude-3-5-haiku-latest' }]);

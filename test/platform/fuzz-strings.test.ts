@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
+import { anLlmConnection, create } from '../builders/resources.js';
 
 /**
  * Every operation of GET /v1/openapi.json, with hard strings in every string query parameter,
@@ -303,8 +304,7 @@ beforeAll(async () => {
     payload: { project_id: t.projectId, name: 'seed', input: 'q', output: 'a', spans: [] },
   });
   if (trace.statusCode < 300) traceId = (trace.json() as { id: string }).id;
-  const connection = await ctx.app.inject({ method: 'POST', url: '/v1/llm-connections', headers: owner, payload: { provider: 'openai', api_key: 'sk-fuzz' } });
-  expect(connection.statusCode).toBe(201);
+  await create(ctx.app, '/v1/llm-connections', owner, anLlmConnection({ api_key: 'sk-fuzz' }));
   // Deletions last, so the resources they remove serve every other operation first.
   operations.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
 });

@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTenant, sessionToken, type TestContext, type TestTenant } from '../helpers/app.js';
 import { MUTATING_METHODS, pathParams, startAppWithRoutes, type RegisteredRoute } from '../helpers/routes.js';
+import { aProject, create } from '../builders/resources.js';
 
 /**
  * Property: whatever a client sends to a state-changing route, the answer is never a 5xx, and
@@ -24,7 +25,7 @@ beforeAll(async () => {
   // A session, so that a fuzzed DELETE /v1/apikeys/{real id} cannot revoke the credential in use.
   owner = bearer(await sessionToken(t.tenantId, 'owner'));
   const spareKey = (await ctx.app.inject({ method: 'POST', url: '/v1/apikeys', headers: t.auth, payload: { name: 'spare' } })).json();
-  const spareProject = (await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'spare' } })).json();
+  const spareProject = await create(ctx.app, '/v1/projects', t.auth, aProject({ name: 'spare' }));
   realIds = [t.projectId, spareKey.id, spareProject.id];
 });
 afterAll(async () => ctx?.close());

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTenant, sessionToken, startApp, type TestContext } from '../helpers/app.js';
+import { aProject, create } from '../builders/resources.js';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -41,7 +42,7 @@ describe('projects', () => {
     expect(last.statusCode).toBe(409);
     expect(last.json().code).toBe('error.project.cannot_archive_last');
 
-    const second = (await ctx.app.inject({ method: 'POST', url: '/v1/projects', headers: t.auth, payload: { name: 'two' } })).json();
+    const second = await create(ctx.app, '/v1/projects', t.auth, aProject({ name: 'two' }));
     const archived = await ctx.app.inject({ method: 'POST', url: `/v1/projects/${t.projectId}/archive`, headers: t.auth });
     expect(archived.statusCode).toBe(200);
     expect(archived.json().status).toBe('archived');

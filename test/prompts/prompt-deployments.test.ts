@@ -8,6 +8,7 @@ import { controlApi, type Team } from '../helpers/control-api.js';
 import { startFakeLlm, type FakeLlm } from '../helpers/fake-llm.js';
 import { ingestTraces, withQuery } from '../helpers/trace-api.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
+import { aPrompt, create } from '../builders/resources.js';
 
 /**
  * Prompt deployments end to end, against the fake OpenAI-compatible server (OPENAI_BASE_URL) and
@@ -57,8 +58,7 @@ async function setup(opts: { failing: number; autoship?: boolean; beforeLastFail
   const name = `support-${randomUUID().slice(0, 8)}`;
   await created('/v1/eval-rules', t, { name: 'cites', metric_name: 'cites', project_id: t.projectId, config: { provider: 'builtin', preset: 'contains', params: { value: KEYWORD } } });
   if (opts.autoship) expect((await call('PATCH', `/v1/projects/${t.projectId}`, t.owner, { prompt_autoship_enabled: true })).status).toBe(200);
-  const registered = await call('POST', '/v1/prompts', t.auth, { project_id: t.projectId, name, content: 'Answer briefly: {{input}}' });
-  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+  await create(ctx.app, '/v1/prompts', t.auth, aPrompt(t.projectId, { name }));
   const meta = { prompt_name: name, prompt_version: 1 };
   const failing = Array.from({ length: opts.failing }, (_, i) =>
     aTrace({ output: 'I cannot say.', spans: [aSpan({ input: `refund for order ${i}?`, output: 'I cannot say.', error: ERROR, metadata: meta })] }),

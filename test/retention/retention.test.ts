@@ -12,6 +12,7 @@ import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, createTenant, sessionToken, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { ingestTraces } from '../helpers/trace-api.js';
 import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
+import { aDataset, aFeedback, create } from '../builders/resources.js';
 
 const DAY_MS = 86_400_000;
 const quiet = { warn: () => {} };
@@ -205,8 +206,7 @@ describe('retention sweep', () => {
           payload: { trace_id: traceId, metric_name: 'exact', config: { provider: 'builtin', preset: 'exact_match', params: { expected: 'Paris.' } } },
         });
         expect(evaluation.statusCode, evaluation.body).toBe(202);
-        const fb = await ctx.app.inject({ method: 'POST', url: '/v1/feedback', headers: tenant.auth, payload: { trace_id: traceId, score: 0.9 } });
-        expect(fb.statusCode, fb.body).toBe(201);
+        await create(ctx.app, '/v1/feedback', tenant.auth, aFeedback(traceId));
       }
     }
     await ctx.app.services.failureDetector.drain();
@@ -219,8 +219,8 @@ describe('retention sweep', () => {
     await sideRows(groups.otherOld, now - 40 * DAY_MS);
 
     // A curated copy of an expired trace: kept.
-    const dataset = await ctx.app.inject({ method: 'POST', url: '/v1/datasets', headers: a.auth, payload: { name: 'keep' } });
-    const items = await ctx.app.inject({ method: 'POST', url: `/v1/datasets/${dataset.json().id}/items`, headers: a.auth, payload: { trace_id: groups.expired.traceIds[0] } });
+    const dataset = await create(ctx.app, '/v1/datasets', a.auth, aDataset({ name: 'keep' }));
+    const items = await ctx.app.inject({ method: 'POST', url: `/v1/datasets/${dataset.id}/items`, headers: a.auth, payload: { trace_id: groups.expired.traceIds[0] } });
     expect(items.statusCode, items.body).toBe(201);
     datasetItem = items.json().items[0].id;
 
