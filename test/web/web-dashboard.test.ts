@@ -48,6 +48,18 @@ describe('the dashboard served by the API (development)', () => {
     expect((await get('/auth/callback?code=x', HTML)).body).toContain('<div id="root"></div>');
   });
 
+  it('serves the metrics page to a browser reloading /metrics, and the Prometheus exposition to a scraper', async () => {
+    const page = await get('/metrics', HTML);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('<div id="root"></div>');
+    for (const headers of [{}, { accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' }]) {
+      const scrape = await get('/metrics', headers);
+      expect(scrape.statusCode).toBe(200);
+      expect(scrape.headers['content-type']).toMatch(/^text\/plain/);
+      expect(scrape.body).toContain('# HELP');
+    }
+  });
+
   it('serves the hashed bundles for a year and answers a missing one with the JSON 404', async () => {
     const index = (await get('/')).body;
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(index)?.[1];

@@ -81,8 +81,10 @@ export function webRoutes(auth: Config['auth'], root = WEB_DIST): FastifyPluginA
     );
 
     // Deep links (/traces/…): the SPA routes them in the browser.
-    app.get('/*', { config: { access: PUBLIC }, schema: hidden, constraints: { dashboardPage: 'yes' } }, async (_request, reply) =>
-      sendPage(reply),
-    );
+    const page = { config: { access: PUBLIC }, schema: hidden, constraints: { dashboardPage: 'yes' } };
+    app.get('/*', page, async (_request, reply) => sendPage(reply));
+    // The dashboard's metrics page shares its path with the Prometheus endpoint (health/routes.ts):
+    // a browser reloading it gets the page, a scraper (which does not ask for HTML) the exposition.
+    app.get('/metrics', page, async (_request, reply) => sendPage(reply));
   };
 }
