@@ -118,8 +118,11 @@ export const evalComparison = z
   .describe('EvalComparison');
 export type EvalComparison = z.infer<typeof evalComparison>;
 
-/** The trace list's filters an eval rule can use; the project and time are the rule's own. */
-const { project_id: _project, from: _from, to: _to, ...ruleFilterFields } = traceFilterShape;
+/**
+ * The trace list's filters an eval rule can use; the project and time are the rule's own. The
+ * full-text search (q) is not one of them: a rule's filter is not a search.
+ */
+const { project_id: _project, from: _from, to: _to, q: _q, ...ruleFilterFields } = traceFilterShape;
 export const ruleFilter = z
   .object(ruleFilterFields)
   .strict()

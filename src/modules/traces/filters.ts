@@ -4,6 +4,7 @@ import { ceilMillis, floorMillis, isoToNanos, millisToClickHouse } from '../../p
 import { bind, TenantWhere } from '../../stores/clickhouse-where.js';
 import { tagPair } from '../../platform/tag-pairs.js';
 import { traceFilterShape, type TraceFilterQuery } from './schemas.js';
+import { addSearch, searchTokens } from './search.js';
 import type { StartedAtRange, TenantTraceFilter } from './types.js';
 
 /**
@@ -49,6 +50,10 @@ export class TraceFilter implements TenantTraceFilter {
     if (q.name !== undefined) c.push((w) => w.and`name = ${bind('String', q.name)}`);
     if (q.session_id !== undefined) c.push((w) => w.and`session_id = ${bind('String', q.session_id)}`);
     if (q.model !== undefined) c.push((w) => w.and`model = ${bind('String', q.model)}`);
+    if (q.q !== undefined) {
+      const tokens = searchTokens(q.q);
+      c.push((w) => addSearch(w, tokens, q.project_id));
+    }
     return new TraceFilter(tenantId, range, c, fingerprintOf(query));
   }
 

@@ -3,6 +3,7 @@ import { pageQuery } from '../../platform/cursor.js';
 import { isoDate } from '../../platform/schemas.js';
 import { FAILURE_TYPES } from '../ingest/types.js';
 import { traceUuid } from '../../platform/otel-ids.js';
+import { SEARCH_MAX_LENGTH, SEARCH_MAX_TOKENS, searchTokens } from './search.js';
 
 const count = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const instant = z.iso.datetime({ offset: true });
@@ -24,6 +25,22 @@ export const traceFilterShape = {
   name: z.string().min(1).max(1_000).optional().describe('exact trace name'),
   session_id: z.string().min(1).max(256).optional(),
   model: z.string().min(1).max(200).optional(),
+  q: z
+    .string()
+    .min(1)
+    .max(SEARCH_MAX_LENGTH)
+    .superRefine((q, ctx) => {
+      if (q.length === 0 || q.length > SEARCH_MAX_LENGTH) return; // already refused by its length
+      const count = searchTokens(q).length;
+      if (count === 0) ctx.addIssue({ code: 'custom', message: 'must contain a letter or digit' });
+      if (count > SEARCH_MAX_TOKENS) ctx.addIssue({ code: 'custom', message: `at most ${SEARCH_MAX_TOKENS} distinct tokens` });
+    })
+    .optional()
+    .describe(
+      `full-text search: traces whose trace or span name, input, output or error contain every token of q, case-insensitively (1-${SEARCH_MAX_LENGTH} characters, 1-${SEARCH_MAX_TOKENS} distinct tokens). ` +
+        'A token is a run of ASCII letters and digits and non-ASCII characters (any script); every other ASCII character (space, punctuation, _) separates tokens, non-ASCII punctuation does not. ' +
+        'Whole tokens only: error matches "Error:" and "error_code" but not "errors" or "err"; Chinese or Japanese text without ASCII separators is one token per run (docs/api-decisions.md)',
+    ),
 };
 
 type Bounds = { [K in 'latency_min' | 'latency_max' | 'token_count_min' | 'token_count_max' | 'from' | 'to']?: number | string };

@@ -2815,6 +2815,8 @@ export interface paths {
                     name?: string;
                     session_id?: string;
                     model?: string;
+                    /** @description full-text search: traces whose trace or span name, input, output or error contain every token of q, case-insensitively (1-500 characters, 1-10 distinct tokens). A token is a run of ASCII letters and digits and non-ASCII characters (any script); every other ASCII character (space, punctuation, _) separates tokens, non-ASCII punctuation does not. Whole tokens only: error matches "Error:" and "error_code" but not "errors" or "err"; Chinese or Japanese text without ASCII separators is one token per run (docs/api-decisions.md) */
+                    q?: string;
                     limit?: number;
                     cursor?: string;
                 };
@@ -2989,6 +2991,8 @@ export interface paths {
                     name?: string;
                     session_id?: string;
                     model?: string;
+                    /** @description full-text search: traces whose trace or span name, input, output or error contain every token of q, case-insensitively (1-500 characters, 1-10 distinct tokens). A token is a run of ASCII letters and digits and non-ASCII characters (any script); every other ASCII character (space, punctuation, _) separates tokens, non-ASCII punctuation does not. Whole tokens only: error matches "Error:" and "error_code" but not "errors" or "err"; Chinese or Japanese text without ASCII separators is one token per run (docs/api-decisions.md) */
+                    q?: string;
                     format?: "csv" | "jsonl";
                     /** @description maximum number of rows (spans) to export */
                     limit?: number;
