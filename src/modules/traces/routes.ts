@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
+import { traceDetailJson } from './detail-json.js';
 import { EXPORT_CONTENT_TYPES } from './export-service.js';
-import { exportTracesQuery, listTracesQuery, traceDetail, traceIdParams, traceList } from './schemas.js';
+import { exportTracesQuery, listTracesQuery, traceDetail, traceIdParams, traceList, type TraceDetail } from './schemas.js';
 
 export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   const { traces, traceExports } = app.services;
@@ -51,6 +52,13 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       params: traceIdParams,
       response: { 200: traceDetail },
     },
-    handler: async (request) => traces.get(requireAuth(request).tenantId, request.params.id),
+    // The schema documents the answer; the text is made by traceDetailJson (the same bytes as the
+    // schema's serializer, much cheaper for traces of thousands of spans).
+    handler: async (request, reply) => {
+      const detail = await traces.get(requireAuth(request).tenantId, request.params.id);
+      // Already JSON text: fastify sends a string with a JSON content type as it is, so the
+      // schema's type (the object) does not describe this payload.
+      return reply.type('application/json; charset=utf-8').send(traceDetailJson(detail) as unknown as TraceDetail);
+    },
   });
 };
