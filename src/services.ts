@@ -23,6 +23,7 @@ import { apiKeyRepository } from './modules/apikeys/repo.js';
 import { ApiKeyService } from './modules/apikeys/service.js';
 import { auditLogRepository } from './modules/audit/repo.js';
 import { datasetExports } from './modules/datasets/export.js';
+import { clickHouseParquet } from './stores/clickhouse-parquet.js';
 import { datasetRepository } from './modules/datasets/repo.js';
 import { DatasetRunService } from './modules/datasets/run-service.js';
 import { runRepository } from './modules/datasets/runs-repo.js';
@@ -192,7 +193,7 @@ export function buildServices(deps: ServiceDeps) {
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
-  const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql), traces);
+  const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql, clickHouseParquet(deps.ch)), traces);
   const datasetRuns = new DatasetRunService(runRepository(deps.sql), datasets, evals, jobs, log);
   const dlqRepo = dlqRepository(deps.sql);
   const deadLetters = new DeadLetterWriter(dlqRepo);

@@ -1,9 +1,13 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Session } from 'chdb';
 
-export type StreamFormat = 'CSV' | 'JSONEachRow';
+export type StreamFormat = 'CSV' | 'JSONEachRow' | 'Parquet';
 
-/** Part of a query result as the engine formatted it, with the number of records it holds. */
+/**
+ * Part of a query result as the engine formatted it, with the number of records it holds. With
+ * Parquet every chunk is a complete file of its own (chDB formats each block as one; over HTTP
+ * the query's whole answer is one): parquet-concat.ts joins them.
+ */
 export interface ResultChunk {
   data: Buffer;
   rows: number;
@@ -57,6 +61,15 @@ export function embeddedStreamer(chPath: string, database: string): ResultStream
 export function serverStreamer(client: ClickHouseClient): ResultStreamer {
   return {
     async *stream(query, params, format) {
+      if (format === 'Parquet') {
+        // One file for the whole query: its footer comes last, so it is only usable once complete.
+        // Callers keep a query's answer bounded (the export's pages).
+        const { stream } = await client.exec({ query: `${query}\nFORMAT Parquet`, query_params: params });
+        const parts: Buffer[] = [];
+        for await (const part of stream as AsyncIterable<Buffer>) parts.push(part);
+        yield { data: Buffer.concat(parts), rows: 0 }; // rows: the footer says, parquet-concat.ts reads it
+        return;
+      }
       const result = await client.query({ query, query_params: params, format });
       const countRecord = format === 'CSV' ? csvRecordCounter() : () => 1;
       for await (const rows of result.stream()) {

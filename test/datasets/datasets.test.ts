@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PassThrough } from 'node:stream';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DatasetExport } from '../../src/modules/datasets/export.js';
 import { addedItems, dataset, datasetList, evalRun, itemList, runDetail, runList, type DatasetItem } from '../../src/modules/datasets/schemas.js';
@@ -177,6 +178,45 @@ describe('dataset export', () => {
     );
     expect((await exportOf(t, id, '?label=unlabeled')).body).toBe(`id,trace_id,span_id,label,created_at\n${u!.id},${trace!.traceId},,unlabeled,${u!.created_at}\n`);
     expect((await exportOf(t, id, '?format=jsonl&label=pass')).body.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([p!.id]);
+  });
+
+  it('Parquet read back equals the CSV export: same rows and values, typed, filtered and capped alike', async () => {
+    /** A Parquet value as the CSV export writes it: a null span_id empty, a null label `unlabeled`. */
+    const parquetAsCsv = async (id: string, query: string, tenant: TestTenant = t) => {
+      const res = await exportOf(tenant, id, `?format=parquet${query}`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['content-type']).toBe('application/vnd.apache.parquet');
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="dataset-${id}.parquet"`);
+      const file = res.rawPayload.buffer.slice(res.rawPayload.byteOffset, res.rawPayload.byteOffset + res.rawPayload.length) as ArrayBuffer;
+      expect(parquetMetadata(file).schema.slice(1).map((c) => c.name)).toEqual(['id', 'trace_id', 'span_id', 'label', 'created_at']);
+      const rows = (await parquetReadObjects({ file })) as { id: string; trace_id: string; span_id: string | null; label: string | null; created_at: Date }[];
+      for (const r of rows) expect(r.created_at).toBeInstanceOf(Date);
+      const lines = rows.map((r) => `${r.id},${r.trace_id},${r.span_id ?? ''},${r.label ?? 'unlabeled'},${r.created_at.toISOString()}\n`);
+      return { text: `id,trace_id,span_id,label,created_at\n${lines.join('')}`, rows, truncated: res.headers['x-service-truncated'] };
+    };
+    const [trace] = await tracesWithOutputs(t, ['x']);
+    const id = await newDataset(t);
+    await addItems(t, id, [
+      { trace_id: trace!.traceId, label: 'pass' },
+      { trace_id: trace!.traceId, span_id: trace!.spanId, label: 'fail' },
+      { trace_id: trace!.traceId },
+    ]);
+    for (const query of ['', '&label=pass', '&label=unlabeled']) {
+      expect((await parquetAsCsv(id, query)).text).toBe((await exportOf(t, id, query.replace('&', '?'))).body);
+    }
+    const { rows } = await parquetAsCsv(id, '');
+    expect(rows.filter((r) => r.span_id === null && r.label === null)).toHaveLength(1);
+    // An empty dataset is a valid file of no rows; another tenant's dataset is a 404.
+    expect((await parquetAsCsv(await newDataset(t), '')).rows).toEqual([]);
+    expect((await exportOf(other, id, '?format=parquet')).statusCode).toBe(404);
+    // The plan's cap applies as to CSV.
+    const starter = await createTenant(ctx.app, 'starter');
+    const [theirs] = await tracesWithOutputs(starter, ['x']);
+    const capped = await newDataset(starter);
+    await addItems(starter, capped, Array.from({ length: 150 }, () => ({ trace_id: theirs!.traceId })));
+    const parquet = await parquetAsCsv(capped, '', starter);
+    expect([parquet.rows.length, parquet.truncated]).toEqual([100, 'true']);
+    expect(parquet.text).toBe((await exportOf(starter, capped)).body);
   });
 
   it('is readable by a query-scoped key and a viewer, and a 404 for another tenant', async () => {

@@ -109,9 +109,9 @@ export const datasetRoutes: FastifyPluginAsyncZod = async (app) => {
     config: { access: DATASET_READ, errors: ['not_found'], responseDeadline: false },
     schema: {
       tags,
-      summary: "Export a dataset's items as CSV (default) or JSONL",
+      summary: "Export a dataset's items as CSV (default), JSONL or Parquet",
       description:
-        "Columns id, trace_id, span_id, label, created_at, in id order; an unlabeled item's label is `unlabeled` in CSV and null in JSONL, a null span_id an empty CSV field. At most the plan's export rows (Starter 100; Pro, Team, Business 5,000; Enterprise unlimited): X-Service-Truncated says whether the cap cut rows off. Streamed; a failure after the first byte aborts the connection.",
+        "Columns id, trace_id, span_id, label, created_at, in id order; an unlabeled item's label is `unlabeled` in CSV and null in JSONL, a null span_id an empty CSV field. Parquet (application/vnd.apache.parquet) has the same columns and rows, typed: UUIDs, created_at a UTC millisecond timestamp, null span_id and label as in JSONL. At most the plan's export rows (Starter 100; Pro, Team, Business 5,000; Enterprise unlimited): X-Service-Truncated says whether the cap cut rows off. Streamed; a failure after the first byte aborts the connection.",
       params: idParams,
       querystring: exportQuery,
     },

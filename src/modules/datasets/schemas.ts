@@ -10,7 +10,7 @@ export type ItemLabel = (typeof ITEM_LABELS)[number];
 /** `unlabeled` selects items whose label is null; `all` applies no restriction. */
 export const LABEL_FILTERS = ['pass', 'fail', 'unlabeled', 'all'] as const;
 export type LabelFilter = (typeof LABEL_FILTERS)[number];
-export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+export const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet'] as const;
 export type DatasetExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const dataset = z
@@ -86,7 +86,10 @@ export const updateItemBody = z.object({ label: label.describe('null clears the 
 export const itemParams = z.object({ id: z.guid(), item_id: z.guid() });
 
 export const exportQuery = z.object({
-  format: z.enum(EXPORT_FORMATS).default('csv'),
+  format: z
+    .enum(EXPORT_FORMATS)
+    .default('csv')
+    .describe('csv, jsonl or parquet. Parquet has the same columns typed: UUIDs as UUID, created_at as TIMESTAMP(MILLIS, UTC), null span_id and label as in JSONL; Snappy-compressed'),
   label: z.enum(LABEL_FILTERS).default('all'),
 });
 

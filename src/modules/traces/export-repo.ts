@@ -1,3 +1,4 @@
+import { PARQUET_SETTINGS } from '../../stores/clickhouse-parquet.js';
 import type { ResultChunk } from '../../stores/clickhouse-stream.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { bind } from '../../stores/clickhouse-where.js';
@@ -5,7 +6,7 @@ import type { TraceFilter } from './filters.js';
 import type { TraceKey } from './repo.js';
 import type { ExportFormat } from './schemas.js';
 
-/** The spec's export columns, in order, for CSV and JSONL alike. */
+/** The spec's export columns, in order, for CSV, JSONL and Parquet alike. */
 export const EXPORT_COLUMNS = [
   'trace_id',
   'span_id',
@@ -24,17 +25,32 @@ export const EXPORT_COLUMNS = [
   'error',
 ] as const;
 
-// CSV has no null: no error is an empty field. JSONL keeps null, as Span.error does.
+// CSV has no null: no error is an empty field. JSONL and Parquet keep null, as Span.error does.
 const ERROR_EXPRESSION: Record<ExportFormat, string> = {
   csv: "ifNull(s.error, '')",
   jsonl: "nullIf(s.error, '')",
+  parquet: "nullIf(s.error, '')",
 };
 
-const CLICKHOUSE_FORMAT = { csv: 'CSV', jsonl: 'JSONEachRow' } as const;
+// Text formats carry the API's timestamp string; Parquet keeps the column's DateTime64(3, 'UTC'),
+// written as a TIMESTAMP(MILLIS, UTC) column.
+const CREATED_AT_EXPRESSION: Record<ExportFormat, string> = {
+  csv: "concat(replaceOne(toString(s.created_at), ' ', 'T'), 'Z')",
+  jsonl: "concat(replaceOne(toString(s.created_at), ' ', 'T'), 'Z')",
+  parquet: 's.created_at',
+};
+
+const FORMAT_SETTINGS: Record<ExportFormat, string> = {
+  csv: 'output_format_json_quote_64bit_integers = 0, output_format_json_escape_forward_slashes = 0',
+  jsonl: 'output_format_json_quote_64bit_integers = 0, output_format_json_escape_forward_slashes = 0',
+  parquet: PARQUET_SETTINGS,
+};
+
+const CLICKHOUSE_FORMAT = { csv: 'CSV', jsonl: 'JSONEachRow', parquet: 'Parquet' } as const;
 
 /**
- * Streaming export queries. ClickHouse formats the rows itself (CSV quoting, JSON escaping), and
- * the caller pipes the chunks to the HTTP reply.
+ * Streaming export queries. ClickHouse formats the rows itself (CSV quoting, JSON escaping, Parquet
+ * column chunks), and the caller pipes the chunks to the HTTP reply.
  */
 export function traceExportRepository(ch: ClickHouseStore) {
   return {
@@ -59,7 +75,7 @@ export function traceExportRepository(ch: ClickHouseStore) {
           s.name AS name,
           s.type AS type,
           s.model AS model,
-          concat(replaceOne(toString(s.created_at), ' ', 'T'), 'Z') AS created_at,
+          ${CREATED_AT_EXPRESSION[format]} AS created_at,
           s.latency_ms AS duration_ms,
           s.prompt_tokens AS prompt_tokens,
           s.completion_tokens AS completion_tokens,
@@ -77,7 +93,7 @@ export function traceExportRepository(ch: ClickHouseStore) {
         INNER JOIN (SELECT id, input, output FROM traces FINAL WHERE ${traces.sql} AND is_deleted = 0) AS t ON t.id = s.trace_id
         ORDER BY s.trace_id, s.start_time, s.span_id
         LIMIT ${limit}
-        SETTINGS output_format_json_quote_64bit_integers = 0, output_format_json_escape_forward_slashes = 0`;
+        SETTINGS ${FORMAT_SETTINGS[format]}`;
       return ch.stream(query, spans.params, CLICKHOUSE_FORMAT[format]);
     },
   };

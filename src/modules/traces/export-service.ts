@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { ParquetConcat } from '../../stores/parquet-concat.js';
 import { EXPORT_COLUMNS, type TraceExportRepository } from './export-repo.js';
 import { TraceFilter } from './filters.js';
 import type { TraceKey, TraceRepository } from './repo.js';
@@ -19,6 +20,7 @@ const DEFAULT_PAGING: ExportPaging = { keyBatch: 20_000, pageTraces: 5_000, page
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
   jsonl: 'application/x-ndjson; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
 };
 
 /**
@@ -48,19 +50,42 @@ export class TraceExportService {
   async open(tenantId: string, query: TraceFilterQuery, format: ExportFormat, maxRows: number | undefined): Promise<Readable> {
     const filter = TraceFilter.fromQuery(tenantId, query);
     const firstKeys = await this.traces.exportKeys(filter, null, this.paging.keyBatch);
-    return Readable.from(this.chunks(filter, firstKeys, format, maxRows ?? Number.MAX_SAFE_INTEGER), { objectMode: false });
+    const chunks = this.chunks(filter, firstKeys, format, maxRows ?? Number.MAX_SAFE_INTEGER);
+    return Readable.from(format === 'parquet' ? this.parquet(filter, chunks) : bytes(chunks), { objectMode: false });
+  }
+
+  /**
+   * Parquet: every page (and, embedded, every block of it) comes from ClickHouse as a complete file;
+   * their column chunks go out as they come and one footer listing all their row groups ends the
+   * file. An export of no rows still asks ClickHouse for a page (of no trace), whose empty file
+   * brings the schema.
+   */
+  private async *parquet(filter: TraceFilter, chunks: AsyncGenerator<Chunk>): AsyncGenerator<Buffer> {
+    const file = new ParquetConcat();
+    let parts = 0;
+    for await (const chunk of chunks) {
+      const part = file.add(chunk.data);
+      parts += 1;
+      chunk.rowsCounted(part.rows);
+      yield part.data;
+    }
+    if (parts === 0) {
+      for await (const chunk of this.exports.streamPage(filter, [], 'parquet', 0)) yield file.add(chunk.data).data;
+    }
+    yield file.finish();
   }
 
   /** Pulled lazily by the reply: a slow client slows the ClickHouse read instead of filling memory. */
-  private async *chunks(filter: TraceFilter, firstKeys: TraceKey[], format: ExportFormat, maxRows: number): AsyncGenerator<Buffer> {
-    if (format === 'csv') yield Buffer.from(`${EXPORT_COLUMNS.join(',')}\n`);
+  private async *chunks(filter: TraceFilter, firstKeys: TraceKey[], format: ExportFormat, maxRows: number): AsyncGenerator<Chunk> {
+    if (format === 'csv') yield { data: Buffer.from(`${EXPORT_COLUMNS.join(',')}\n`), rowsCounted: () => {} };
     let budget = maxRows;
     let keys = firstKeys;
     while (keys.length > 0 && budget > 0) {
       for (const page of pages(keys, this.paging)) {
         for await (const chunk of this.exports.streamPage(filter, page, format, budget)) {
           budget -= chunk.rows;
-          yield chunk.data;
+          // Over HTTP a Parquet page's rows are only known from its footer: the consumer counts them.
+          yield { data: chunk.data, rowsCounted: (rows) => (budget -= rows - chunk.rows) };
         }
         if (budget <= 0) return;
       }
@@ -68,6 +93,16 @@ export class TraceExportService {
       keys = await this.traces.exportKeys(filter, keys[keys.length - 1]!.id, this.paging.keyBatch);
     }
   }
+}
+
+/** A chunk of formatted rows; `rowsCounted` corrects the row budget when the chunk's own count was short. */
+interface Chunk {
+  data: Buffer;
+  rowsCounted(rows: number): void;
+}
+
+async function* bytes(chunks: AsyncIterable<Chunk>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield chunk.data;
 }
 
 /** Consecutive runs of `keys` within the page bounds (always at least one trace per page). */

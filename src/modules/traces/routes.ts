@@ -27,9 +27,9 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
     config: { access: QUERY_READ, errors: ['error.tags_filter_incomplete'], responseDeadline: false },
     schema: {
       tags: ['traces'],
-      summary: 'Export spans of the matching traces as CSV or JSONL',
+      summary: 'Export spans of the matching traces as CSV, JSONL or Parquet',
       description:
-        'One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Traces in id order, spans by start time within a trace. Streamed; a failure after the first byte aborts the connection.',
+        'One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Traces in id order, spans by start time within a trace. Parquet (application/vnd.apache.parquet, traces.parquet) has the same columns and rows, typed: created_at a UTC millisecond timestamp, numbers as numbers, null for no error. Streamed; a failure after the first byte aborts the connection.',
       querystring: exportTracesQuery,
     },
     handler: async (request, reply) => {

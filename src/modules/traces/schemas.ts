@@ -66,13 +66,18 @@ export function checkBounds(query: Bounds, ctx: z.RefinementCtx): void {
 export const listTracesQuery = z.object({ ...traceFilterShape, ...pageQuery }).superRefine(checkBounds);
 export type TraceFilterQuery = { [K in keyof typeof traceFilterShape]?: z.infer<(typeof traceFilterShape)[K]> };
 
-export const EXPORT_FORMATS = ['csv', 'jsonl'] as const;
+export const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const exportTracesQuery = z
   .object({
     ...traceFilterShape,
-    format: z.enum(EXPORT_FORMATS).default('csv'),
+    format: z
+      .enum(EXPORT_FORMATS)
+      .default('csv')
+      .describe(
+        'csv, jsonl or parquet. Parquet has the same columns with their types: UUIDs as UUID, created_at as TIMESTAMP(MILLIS, UTC), numbers as integers and doubles, null where JSONL has null; Snappy-compressed',
+      ),
     limit: z.coerce.number().int().min(1).max(10_000_000).optional().describe('maximum number of rows (spans) to export'),
   })
   .superRefine(checkBounds);

@@ -2964,8 +2964,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Export spans of the matching traces as CSV or JSONL
-         * @description One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Traces in id order, spans by start time within a trace. Streamed; a failure after the first byte aborts the connection.
+         * Export spans of the matching traces as CSV, JSONL or Parquet
+         * @description One row per span with the columns trace_id, span_id, name, type, model, created_at, duration_ms, prompt_tokens, completion_tokens, cost_usd, trace_input, trace_output, span_input, span_output, error. Traces in id order, spans by start time within a trace. Parquet (application/vnd.apache.parquet, traces.parquet) has the same columns and rows, typed: created_at a UTC millisecond timestamp, numbers as numbers, null for no error. Streamed; a failure after the first byte aborts the connection.
          */
         get: {
             parameters: {
@@ -2993,7 +2993,8 @@ export interface paths {
                     model?: string;
                     /** @description full-text search: traces whose trace or span name, input, output or error contain every token of q, case-insensitively (1-500 characters, 1-10 distinct tokens). A token is a run of ASCII letters and digits and non-ASCII characters (any script); every other ASCII character (space, punctuation, _) separates tokens, non-ASCII punctuation does not. Whole tokens only: error matches "Error:" and "error_code" but not "errors" or "err"; Chinese or Japanese text without ASCII separators is one token per run (docs/api-decisions.md) */
                     q?: string;
-                    format?: "csv" | "jsonl";
+                    /** @description csv, jsonl or parquet. Parquet has the same columns with their types: UUIDs as UUID, created_at as TIMESTAMP(MILLIS, UTC), numbers as integers and doubles, null where JSONL has null; Snappy-compressed */
+                    format?: "csv" | "jsonl" | "parquet";
                     /** @description maximum number of rows (spans) to export */
                     limit?: number;
                 };
@@ -9062,13 +9063,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Export a dataset's items as CSV (default) or JSONL
-         * @description Columns id, trace_id, span_id, label, created_at, in id order; an unlabeled item's label is `unlabeled` in CSV and null in JSONL, a null span_id an empty CSV field. At most the plan's export rows (Starter 100; Pro, Team, Business 5,000; Enterprise unlimited): X-Service-Truncated says whether the cap cut rows off. Streamed; a failure after the first byte aborts the connection.
+         * Export a dataset's items as CSV (default), JSONL or Parquet
+         * @description Columns id, trace_id, span_id, label, created_at, in id order; an unlabeled item's label is `unlabeled` in CSV and null in JSONL, a null span_id an empty CSV field. Parquet (application/vnd.apache.parquet) has the same columns and rows, typed: UUIDs, created_at a UTC millisecond timestamp, null span_id and label as in JSONL. At most the plan's export rows (Starter 100; Pro, Team, Business 5,000; Enterprise unlimited): X-Service-Truncated says whether the cap cut rows off. Streamed; a failure after the first byte aborts the connection.
          */
         get: {
             parameters: {
                 query?: {
-                    format?: "csv" | "jsonl";
+                    /** @description csv, jsonl or parquet. Parquet has the same columns typed: UUIDs as UUID, created_at as TIMESTAMP(MILLIS, UTC), null span_id and label as in JSONL; Snappy-compressed */
+                    format?: "csv" | "jsonl" | "parquet";
                     label?: "pass" | "fail" | "unlabeled" | "all";
                 };
                 header?: never;
