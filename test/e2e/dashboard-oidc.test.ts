@@ -136,6 +136,15 @@ describe('the web dashboard with single sign-on', () => {
     await page.getByText('No traces match these filters.').waitFor(WAIT);
     await page.getByRole('button', { name: 'Clear' }).click();
     await expect.poll(() => rows.count(), WAIT).toBe(50);
+
+    // Full-text search: every word, any case, in the trace's or its spans' texts.
+    await page.getByLabel('Search').fill('PLACED order');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/q=PLACED/, WAIT);
+    await expect.poll(() => rows.count(), WAIT).toBe(1);
+    expect(await rows.first().textContent()).toContain('checkout');
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => rows.count(), WAIT).toBe(50);
   });
 
   it('exports the current filter as CSV', async () => {

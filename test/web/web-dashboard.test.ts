@@ -52,7 +52,7 @@ describe('the dashboard served by the API (development)', () => {
     const page = await get('/metrics', HTML);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<div id="root"></div>');
-    for (const headers of [{}, { accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' }]) {
+    for (const headers of [{}, { accept: 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1' }] as Record<string, string>[]) {
       const scrape = await get('/metrics', headers);
       expect(scrape.statusCode).toBe(200);
       expect(scrape.headers['content-type']).toMatch(/^text\/plain/);

@@ -40,6 +40,7 @@ export function TraceFilterForm({ filters, projects, onApply }: Props) {
 
   return (
     <form className="filters" onSubmit={submit} onReset={() => onApply({})} aria-label="Trace filters">
+      {text('q', 'Search', 'every word, in names, inputs, outputs, errors')}
       <label>
         Project
         <select name="project_id" defaultValue={filters.project_id ?? ''}>

@@ -13,7 +13,7 @@ export const FAILURE_TYPES: Record<FailureType, string> = {
   context_length: 'Context length',
 };
 
-const TEXT = ['project_id', 'name', 'model', 'session_id', 'tag_key', 'tag_value', 'from', 'to'] as const;
+const TEXT = ['q', 'project_id', 'name', 'model', 'session_id', 'tag_key', 'tag_value', 'from', 'to'] as const;
 const COUNTS = ['latency_min', 'latency_max', 'token_count_min', 'token_count_max'] as const;
 type Handled = (typeof TEXT)[number] | (typeof COUNTS)[number] | 'failure_type';
 // A filter the API adds and this page does not handle fails the build here.
