@@ -147,7 +147,7 @@ describe('the web dashboard with single sign-on', () => {
     await expect.poll(() => rows.count(), WAIT).toBe(50);
   });
 
-  it('exports the current filter as CSV', async () => {
+  it('exports the current filter as CSV and as Parquet', async () => {
     await page.getByLabel('Name', { exact: true }).fill('checkout');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => page.locator('table.traces tbody tr').count(), WAIT).toBe(1);
@@ -160,6 +160,13 @@ describe('the web dashboard with single sign-on', () => {
     const lines = csv.trim().split('\n');
     expect(lines[0]).toMatch(/^trace_id,span_id,/);
     expect(lines.slice(1).map((line) => line.split(',')[0])).toEqual(Array(3).fill(`"${checkout.id}"`));
+
+    const parquetDownload = page.waitForEvent('download', WAIT);
+    await page.getByRole('button', { name: 'Parquet' }).click();
+    const parquet = await parquetDownload;
+    expect(parquet.suggestedFilename()).toBe('traces.parquet');
+    const bytes = Buffer.from(await new Response(await parquet.createReadStream()).arrayBuffer());
+    expect([bytes.subarray(0, 4).toString(), bytes.subarray(-4).toString()]).toEqual(['PAR1', 'PAR1']);
   });
 
   it('opens a trace from the keyboard and shows its span tree as a waterfall', async () => {
