@@ -65,5 +65,10 @@ describe('GET /v1/traces/{id} text', () => {
     const plain: TraceDetail = { ...detail, metadata: { k: 'v' }, spans: [{ ...aStoredSpan, metadata: { a: 2 } }] };
     expect(traceDetailJson(plain)).toBe(JSON.stringify(plain));
     expect(traceDetailJson(plain)).toBe(schemaJson(plain));
+    // No spans, and more spans than one streamed chunk holds (chunk boundaries).
+    const none: TraceDetail = { ...plain, spans: [] };
+    expect(traceDetailJson(none)).toBe(schemaJson(none));
+    const many: TraceDetail = { ...plain, spans: Array.from({ length: 777 }, (_, i) => ({ ...aStoredSpan, id: randomUUID(), name: `s${i}`, metadata: i % 100 === 0 ? aStoredSpan.metadata : { i } })) };
+    expect(traceDetailJson(many)).toBe(schemaJson(many));
   });
 });

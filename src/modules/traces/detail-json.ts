@@ -13,15 +13,39 @@ import type { TraceDetail } from './schemas.js';
  * the trace and of each span) drops an own "__proto__" key at its top level. Dropped here too.
  */
 export function traceDetailJson(detail: TraceDetail): string {
-  if (!hasOwnProto(detail.metadata) && !detail.spans.some((s) => hasOwnProto(s.metadata))) return JSON.stringify(detail);
-  return JSON.stringify({
-    ...detail,
-    metadata: withoutProto(detail.metadata),
-    spans: detail.spans.map((s) => ({ ...s, metadata: withoutProto(s.metadata) })),
-  });
+  return Buffer.concat([...traceDetailChunks(detail)]).toString('utf8');
 }
 
+/** Spans per chunk of traceDetailChunks: a few hundred kilobytes of text for spans of bench size. */
+const SPANS_PER_CHUNK = 250;
+
+/**
+ * traceDetailJson's text in UTF-8 chunks of SPANS_PER_CHUNK spans, for a streamed response: the
+ * client receives the first spans while the rest are still being written, and no one string of
+ * the whole text (tens of megabytes for a big trace) is built. JSON.stringify writes an array as
+ * `[` + its elements joined by `,` + `]`, so the chunks joined are the same bytes.
+ */
+export function* traceDetailChunks(detail: TraceDetail): Generator<Buffer> {
+  const { spans, ...head } = detail;
+  const text = JSON.stringify({ ...head, metadata: withoutProtoIfAny(head.metadata), spans: [] });
+  if (!text.endsWith(EMPTY_SPANS)) throw new Error('trace detail text: spans are not the last field');
+  let pending = `${text.slice(0, -EMPTY_SPANS.length)}"spans":[`;
+  for (let from = 0; from < spans.length; from += SPANS_PER_CHUNK) {
+    const parts: string[] = [];
+    for (const span of spans.slice(from, from + SPANS_PER_CHUNK)) {
+      parts.push(JSON.stringify(hasOwnProto(span.metadata) ? { ...span, metadata: withoutProto(span.metadata) } : span));
+    }
+    yield Buffer.from(`${pending}${from === 0 ? '' : ','}${parts.join(',')}`, 'utf8');
+    pending = '';
+  }
+  yield Buffer.from(`${pending}]}`, 'utf8');
+}
+
+const EMPTY_SPANS = '"spans":[]}';
+
 const hasOwnProto = (record: Record<string, unknown>): boolean => Object.hasOwn(record, '__proto__');
+
+const withoutProtoIfAny = (record: Record<string, unknown>): Record<string, unknown> => (hasOwnProto(record) ? withoutProto(record) : record);
 
 function withoutProto(record: Record<string, unknown>): Record<string, unknown> {
   const copy: Record<string, unknown> = {};

@@ -1,6 +1,7 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
-import { traceDetailJson } from './detail-json.js';
+import { traceDetailChunks } from './detail-json.js';
 import { EXPORT_CONTENT_TYPES } from './export-service.js';
 import { exportTracesQuery, listTracesQuery, traceDetail, traceIdParams, traceList, type TraceDetail } from './schemas.js';
 
@@ -52,13 +53,13 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       params: traceIdParams,
       response: { 200: traceDetail },
     },
-    // The schema documents the answer; the text is made by traceDetailJson (the same bytes as the
-    // schema's serializer, much cheaper for traces of thousands of spans).
+    // The schema documents the answer; the text is streamed by traceDetailChunks (the same bytes as
+    // the schema's serializer, much cheaper for traces of thousands of spans).
     handler: async (request, reply) => {
       const detail = await traces.get(requireAuth(request).tenantId, request.params.id);
-      // Already JSON text: fastify sends a string with a JSON content type as it is, so the
-      // schema's type (the object) does not describe this payload.
-      return reply.type('application/json; charset=utf-8').send(traceDetailJson(detail) as unknown as TraceDetail);
+      // Already JSON text: fastify sends a stream as it is, so the schema's type (the object) does
+      // not describe this payload. The whole trace is read before the first byte: nothing can fail midway.
+      return reply.type('application/json; charset=utf-8').send(Readable.from(traceDetailChunks(detail)) as unknown as TraceDetail);
     },
   });
 };
