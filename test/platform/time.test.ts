@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isoToNanos, millisToClickHouse, nanosToClickHouse } from '../../src/platform/time.js';
+import { clickHouseToIso, isoToNanos, millisToClickHouse, nanosToClickHouse } from '../../src/platform/time.js';
 
 // The straightforward conversions the memoised ones must agree with, whatever order times come in.
 const NS_PER_MS = 1_000_000n;
@@ -36,6 +36,19 @@ describe('time conversions', () => {
         }
       }),
     );
+  });
+
+  it('clickHouseToIso gives ISO 8601 with milliseconds for any fractional precision, DateTime64(3) by its fast path', () => {
+    fc.assert(
+      fc.property(nanos, fc.integer({ min: 0, max: 9 }), (ns, digits) => {
+        const [date, time] = reference.nanos(ns).split(' ');
+        const [clock, fraction] = time!.split('.');
+        const value = `${date} ${clock}${digits > 0 ? `.${fraction!.slice(0, digits)}` : ''}`;
+        expect(clickHouseToIso(value)).toBe(`${date}T${clock}.${fraction!.slice(0, digits).padEnd(3, '0').slice(0, 3)}Z`);
+      }),
+    );
+    expect(clickHouseToIso('2026-11-26 10:00:00.123')).toBe('2026-11-26T10:00:00.123Z');
+    expect(clickHouseToIso('2026-11-26 10:00:00')).toBe('2026-11-26T10:00:00.000Z');
   });
 
   it('isoToNanos reads any fractional precision and offset', () => {
