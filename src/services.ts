@@ -230,7 +230,7 @@ export function buildServices(deps: ServiceDeps) {
     },
   });
   const retention = buildRetentionService({
-    sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies,
+    sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies, ingestStats,
   });
   const compliance = new ComplianceService(tenants, retention, { llmConnections, webhooks }, audit, dataSubjectRequests);
   return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, ingestCounters, ingestStats, traceRegistry, prices, ingestWrites, jobs, otlpIngest, otlpExport, metricsDirty, metrics, metricsRollup, pricing };

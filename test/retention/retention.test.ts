@@ -151,10 +151,14 @@ describe('retention sweep', () => {
         select count(*)::int as n from webhook_deliveries d join webhook_events e on e.id = d.event_id
         where e.tenant_id = ${g.tenantId} and e.project_id = ${g.projectId} and ${time('e.created_at')}`),
       anomalies: await pg(sql`select count(*)::int as n from anomalies where tenant_id = ${g.tenantId} and project_id = ${g.projectId} and ${time('window_start')}`),
+      // Older than an hour: the counts of this test's own API requests (this minute) keep arriving from memory.
+      ingest_stats: await pg(sql`
+        select count(*)::int as n from ingest_stats
+        where tenant_id = ${g.tenantId} and project_id = ${g.projectId} and ${time('minute')} and minute < ${new Date(now - 3_600_000)}`),
     };
   }
 
-  /** Rows that only the API or a job makes elsewhere, written here directly: events with a delivery, anomalies, outbox rows. */
+  /** Rows that only the API or a job makes elsewhere, written here directly: events with a delivery, anomalies, ingest counts, outbox rows. */
   async function sideRows(g: Group, at: number): Promise<void> {
     const sql = ctx.stores.sql;
     const [hook] = await sql<{ id: string }[]>`
@@ -173,6 +177,8 @@ describe('retention sweep', () => {
     }
     await sql`insert into anomalies (id, tenant_id, project_id, metric, window_start, window_end, observed, expected, score, severity)
               values (${newId()}, ${g.tenantId}, ${g.projectId}, 'latency_p95', ${new Date(at)}, ${new Date(at + 300_000)}, 900, 100, 9, 'critical')`;
+    await sql`insert into ingest_stats (tenant_id, minute, project_id, traces_received, traces_stored, spans_received, spans_stored)
+              values (${g.tenantId}, ${new Date(Math.floor(at / 60_000) * 60_000)}, ${g.projectId}, 2, 2, 4, 4)`;
     const rows = g.traceIds.map((traceId) => ({ tenant_id: g.tenantId, trace_id: traceId, project_id: g.projectId, started_at: new Date(at) }));
     await sql`insert into eval_candidates ${sql(rows)} on conflict do nothing`;
     await sql`insert into failure_candidates ${sql(rows)} on conflict do nothing`;
@@ -240,7 +246,7 @@ describe('retention sweep', () => {
       expect(core.filter((table) => !(before[g]![table]! > 0)), g).toEqual([]);
     }
     for (const g of ['recent', 'keptOld', 'otherOld'] as const) {
-      expect(['webhook_events', 'webhook_deliveries', 'anomalies', 'eval_candidates', 'failure_candidates'].filter((table) => !(before[g]![table]! > 0)), g).toEqual([]);
+      expect(['webhook_events', 'webhook_deliveries', 'anomalies', 'ingest_stats', 'eval_candidates', 'failure_candidates'].filter((table) => !(before[g]![table]! > 0)), g).toEqual([]);
     }
     expect(before.keptOld!.failure_cluster_traces).toBeGreaterThan(0);
   });
@@ -281,7 +287,7 @@ describe('retention sweep', () => {
     expect(swept).toMatchObject({ tenant_id: a.tenantId, retention_days: 30, cutoff: new Date(cutoffMs).toISOString(), complete: true });
     expect(swept.removed).toMatchObject({
       traces: 5, spans: 10, span_vectors: 10, span_vectors_hnsw_4: 10, trace_registry: 5, evaluations: 5, feedback: 5,
-      failure_cluster_traces: 5, webhook_events: 2, webhook_deliveries: 2, anomalies: 1,
+      failure_cluster_traces: 5, webhook_events: 2, webhook_deliveries: 2, anomalies: 1, ingest_stats: 1,
     });
   });
 

@@ -42,6 +42,8 @@ export interface RetentionDeps {
   controlSignals: Pick<ControlSignals, 'eraseTraces'>;
   webhooks: Pick<WebhookService, 'expireBefore'>;
   anomalies: Pick<AnomalyService, 'expireBefore'>;
+  /** The ingest counts of GET /v1/ingest/stats (src/modules/ingest/stats/service.ts). */
+  ingestStats: { expireBefore(tenantId: string, projectId: string, cutoff: Date, batch: number): Promise<number> };
   /** Appends a system row to the tenant's audit chain (platform/audit/chain.ts appendAudit). */
   audit(tenantId: string, entry: AuditEntry): Promise<unknown>;
   /** The app's logger: one info line per project swept (when it has `info`), warnings otherwise. */
@@ -95,7 +97,7 @@ const add = (removed: Record<string, number>, table: string, rows: number) => {
  * cutoff and what was derived from them: in ClickHouse spans, trace rows, rollup minutes and span
  * vectors (whole monthly partitions where possible, lightweight deletes otherwise), in Postgres the
  * trace registry rows, evaluations, feedback, failure-cluster memberships, control signals, the
- * rule outboxes, webhook events with their deliveries, and anomalies. Never dataset items (copies a
+ * rule outboxes, webhook events with their deliveries, anomalies and ingest counts. Never dataset items (copies a
  * user chose to keep) and never the audit log. Idempotent: a sweep run twice, or after one that
  * died midway, removes what is left and nothing else.
  */
@@ -196,10 +198,10 @@ export class RetentionService {
   /**
    * Expired traces a batch at a time, found in the trace registry: first what hangs off them, then
    * their registry rows, so a sweep that dies midway finds the same traces again. Then the rows
-   * that carry their own time (webhook events, anomalies).
+   * that carry their own time (webhook events, anomalies, ingest counts).
    */
   private async expirePostgres(tenantId: string, projectId: string, cutoff: Date, removed: Record<string, number>): Promise<void> {
-    const { registry, evals, feedback, failures, controlSignals, webhooks, anomalies } = this.deps;
+    const { registry, evals, feedback, failures, controlSignals, webhooks, anomalies, ingestStats } = this.deps;
     for (;;) {
       const traceIds = await registry.expiredTraces(tenantId, projectId, cutoff, RETENTION_BATCH);
       if (traceIds.length === 0) break;
@@ -214,6 +216,7 @@ export class RetentionService {
     add(removed, 'webhook_events', hooks.events);
     add(removed, 'webhook_deliveries', hooks.deliveries);
     add(removed, 'anomalies', await anomalies.expireBefore(tenantId, projectId, cutoff, RETENTION_BATCH));
+    add(removed, 'ingest_stats', await ingestStats.expireBefore(tenantId, projectId, cutoff, RETENTION_BATCH));
   }
 
   /** Logs the project's outcome; a complete sweep is recorded, and audited when it removed anything. */

@@ -57,6 +57,16 @@ export function ingestStatsRepository(sql: Sql) {
   return {
     add: (deltas: readonly CountDelta[]) => addCounts(sql, deltas),
 
+    /** Data retention: up to `limit` of the project's rows of minutes before `cutoff`; how many went. */
+    async deleteBefore(tenantId: string, projectId: string, cutoff: Date, limit: number): Promise<number> {
+      const result = await sql`
+        delete from ingest_stats where (tenant_id, minute, project_id) in (
+          select tenant_id, minute, project_id from ingest_stats
+          where tenant_id = ${tenantId} and project_id = ${projectId} and minute < ${cutoff}
+          limit ${limit})`;
+      return result.count;
+    },
+
     /** Rows of the tenant in [from, to), by minute then project, `limit + 1` of them (keyset). */
     async page(q: StatsPageQuery): Promise<StatsRow[]> {
       const project = q.projectId === undefined ? sql`` : sql`and project_id = ${q.projectId}`;

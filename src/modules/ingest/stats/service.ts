@@ -61,6 +61,20 @@ export class IngestStatsService {
     private readonly counters: IngestCounters,
   ) {}
 
+  /**
+   * Data retention (src/modules/retention): the project's counts of minutes before `cutoff`, in
+   * batches of `batch`; they describe traces the same sweep removes. Counts of no project (the nil
+   * project_id of refusals that named none) are kept.
+   */
+  async expireBefore(tenantId: string, projectId: string, cutoff: Date, batch: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const removed = await this.repo.deleteBefore(tenantId, projectId, cutoff, batch);
+      total += removed;
+      if (removed < batch) return total;
+    }
+  }
+
   async query(tenantId: string, query: IngestStatsQuery, now = Date.now()): Promise<IngestStatsResponse> {
     const position = query.cursor ? decodeCursor(query.cursor, cursorShape) : undefined;
     const { fromMs, toMs } = position ? { fromMs: position.from, toMs: position.to } : resolveStatsRange(query, now);
