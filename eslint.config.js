@@ -5,15 +5,15 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 // Module boundaries (DESIGN.md §2 Layout): a file in src/modules/<A>/ may import from another
-// module <B> only B's top-level service.ts, schemas.ts, types.ts or a secondary service named
-// *-service.ts; never B's repo or internals. Same-module imports and src/platform, src/stores,
+// module <B> only B's top-level service.ts, schemas.ts or types.ts; never B's repo or internals.
+// A secondary service (B/x-service.ts) that other modules use is re-exported by B's service.ts. Same-module imports and src/platform, src/stores,
 // src/providers, src/jobs stay free. Relative specifiers differ with the importing file's depth
 // (src/modules/ingest/x.ts reaches src/modules/ with `../`, src/modules/ingest/otlp/x.ts with
 // `../../`), so there is one block per module and depth, each with a regex that resolves exactly
 // that depth: `(../){depth}<B>/<file>` or `(../){depth}../modules/<B>/<file>`.
-const MODULE_PUBLIC = String.raw`(?:service|schemas|types|[^/]*-service)(?:\.[jt]s)?$`;
+const MODULE_PUBLIC = String.raw`(?:service|schemas|types)(?:\.[jt]s)?$`;
 const BOUNDARY_MESSAGE =
-  'Module boundary: import only another module\'s service.ts, schemas.ts, types.ts or *-service.ts, ' +
+  'Module boundary: import only another module\'s service.ts, schemas.ts or types.ts (which re-exports its secondary services), ' +
   'never its repo or internals (DESIGN.md §2 "Layout"; docs/architecture.md). Move shared vocabulary ' +
   'to src/platform/ or the owning module\'s types.ts/schemas.ts, or call its service.';
 const moduleBoundaries = readdirSync(new URL('./src/modules/', import.meta.url), { withFileTypes: true })

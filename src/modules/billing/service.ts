@@ -1,7 +1,6 @@
 import { PLANS } from '../../platform/plans.js';
-import type { EvalRuleService } from '../evals/rule-service.js';
-import type { EvalService } from '../evals/service.js';
-import type { TraceRegistry } from '../ingest/registry-service.js';
+import type { EvalRuleService, EvalService } from '../evals/service.js';
+import type { TraceRegistry } from '../ingest/service.js';
 import type { MeService } from '../me/service.js';
 import type { TenantService } from '../tenants/service.js';
 import type { Billing } from './schemas.js';

@@ -1,7 +1,7 @@
 import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { EvalRun } from '../datasets/schemas.js';
-import type { DatasetRunService } from '../datasets/run-service.js';
+import type { DatasetRunService } from '../datasets/service.js';
 import type { CiRunRepository, CiRunRow } from './repo.js';
 import type { CiRun, CreateCiRun } from './schemas.js';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { decodeCursor, toPage } from '../../platform/cursor.js';
 import { notFound } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import type { EvalRuleService } from '../evals/rule-service.js';
+import type { EvalRuleService } from '../evals/service.js';
 import type { ProjectService } from '../projects/service.js';
 import type { ControlConfigRepository, PolicyRow, PolicySettings, RouteRow, RouteSettings } from './config-repo.js';
 import type { CreatePolicy, CreateRoute, ModelRoute, Policy, UpdatePolicy, UpdateRoute } from './schemas.js';

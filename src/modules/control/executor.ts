@@ -1,6 +1,6 @@
 import { ProviderError, type ChatMessage, type LlmProvider } from '../../providers/types.js';
 import type { EvalService } from '../evals/service.js';
-import { computeCost, findPrice, type PriceBook } from '../pricing/price-book-service.js';
+import { computeCost, findPrice, type PriceBook } from '../pricing/service.js';
 import type { Span } from '../traces/schemas.js';
 import type { TraceService } from '../traces/service.js';
 import type { ActionRow, ControlActionRepository, ExecutionOutcome } from './actions-repo.js';

@@ -12,6 +12,9 @@ import { outputSimilarity, remediationDiff, type EmbedderSource } from './diff.j
 import type { ControlAction, ListActionsQuery, RemediationDiff } from './schemas.js';
 import type { ControlQueue } from './trigger.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { ControlSignals } from './signals-service.js';
+
 const listCursor = z.object({ c: z.iso.datetime(), i: z.guid() });
 const WINDOW_DAYS = { '7d': 7, '30d': 30 } as const;
 

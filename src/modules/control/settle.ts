@@ -1,6 +1,5 @@
-import type { EvalRuleService } from '../evals/rule-service.js';
+import type { EvalRuleService, EvalService } from '../evals/service.js';
 import type { Evaluation } from '../evals/schemas.js';
-import type { EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
 import type { ActionRow, ControlActionRepository } from './actions-repo.js';
 import { RUNNING_GRACE_MS } from './executor.js';

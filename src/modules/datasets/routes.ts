@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ALL_ROLES, ANY_TOKEN, WRITERS, requireAuth } from '../../platform/access.js';
 import { pageQuery } from '../../platform/cursor.js';
 import { idParams } from '../../platform/schemas.js';
-import { EXPORT_CONTENT_TYPES } from '../traces/export-service.js';
+import { EXPORT_CONTENT_TYPES } from '../traces/service.js';
 import {
   addItemsBody,
   addedItems,

@@ -8,6 +8,9 @@ import type { DatasetExport, DatasetExports } from './export.js';
 import type { DatasetItemRow, DatasetRepository, DatasetRow } from './repo.js';
 import type { CreateDataset, Dataset, DatasetExportFormat, DatasetItem, DatasetItemInput, ItemLabel, LabelFilter } from './schemas.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { DatasetRunService } from './run-service.js';
+
 const idCursor = z.object({ id: z.guid() });
 
 export function toDataset(row: DatasetRow): Dataset {

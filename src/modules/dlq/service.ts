@@ -5,6 +5,9 @@ import { toIso } from '../../platform/schemas.js';
 import type { DlqRepository, DlqRow } from './repo.js';
 import type { DlqEntry, ListDlqQuery } from './schemas.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { DeadLetterWriter } from './dead-letter-service.js';
+
 const listCursor = z.object({ id: z.guid(), f: z.string() });
 
 function summaryOf(row: DlqRow): string {

@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../../platform/errors.js';
 import { CheckInputError, runBuiltinCheck } from '../../providers/builtin-checks.js';
 import { ProviderError, type LlmProvider } from '../../providers/types.js';
-import { computeCost, findPrice, type PriceBook } from '../pricing/price-book-service.js';
+import { computeCost, findPrice, type PriceBook } from '../pricing/service.js';
 import type { TraceService } from '../traces/service.js';
 import type { TraceDetail } from '../traces/schemas.js';
 import type { BuiltinConfig, EvalConfig, JudgeConfig } from './config.js';

@@ -13,6 +13,9 @@ import type { EvalRuleService } from './rule-service.js';
 import type { CompareQuery, EvalComparison, EvalVersion, Evaluation, ItemScore, ListEvalsQuery, TriggerEval, WindowStats } from './schemas.js';
 import { EMPTY_OUTCOME, type EvalScorer } from './scorer.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { EvalRuleService } from './rule-service.js';
+
 // A pending evaluation this old has lost its job; a running one this old has lost its worker
 // (a judge call is bounded by the provider time-out and retries, far below this).
 const PENDING_GRACE_MS = 30_000;

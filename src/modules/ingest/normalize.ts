@@ -3,7 +3,7 @@ import { newId } from '../../platform/ids.js';
 import { implausibleTime, isoToNanos, millisToClickHouse, nanosToClickHouse, nanosToMillis } from '../../platform/time.js';
 import { classifyFailure } from './failures.js';
 import type { FailureType } from './types.js';
-import { computeCost, findPrice, type TokenPrice } from '../pricing/price-book-service.js';
+import { computeCost, findPrice, type TokenPrice } from '../pricing/service.js';
 import { summarizeSpans, tagPairs, type SpanRow, type SpanSummary, type TraceRow } from './rows.js';
 import type { TraceInput } from './schemas.js';
 

@@ -3,15 +3,18 @@ import { AppError, unavailable } from '../../platform/errors.js';
 import { describeIssues, type FieldProblem } from '../../platform/http-errors.js';
 import { PLANS } from '../../platform/plans.js';
 import type { ProjectService } from '../projects/service.js';
-import type { VectorDimensions } from '../search/dimensions-service.js';
+import type { VectorDimensions } from '../search/service.js';
 import { normalizeTrace, type NormalizedTrace } from './normalize.js';
-import type { PriceBook } from '../pricing/price-book-service.js';
+import type { PriceBook } from '../pricing/service.js';
 import type { NativeReservation, TraceRegistry } from './registry-service.js';
 import { traceInput, type BatchItemResult, type TraceInput } from './schemas.js';
 import type { IngestCounters } from './stats/counters.js';
 import { IngestTally, type Part } from './stats/tally.js';
 import type { RefusalReason, StoredCount } from './stats/types.js';
 import type { TraceWritePath } from './write-path.js';
+
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { TraceRegistry } from './registry-service.js';
 
 interface Candidate {
   index: number;

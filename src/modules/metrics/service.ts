@@ -5,6 +5,9 @@ import { MAX_BUCKETS, type MetricsPoint, type MetricsQuery, type MetricsResponse
 import { roundUsd } from '../../platform/money.js';
 import type { MetricsWindowRepository, ProjectWindow } from './windows.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export { metricsRetention } from './retention-service.js';
+
 export type { ProjectWindow } from './windows.js';
 
 const INTERVAL_MS: Record<Interval, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };

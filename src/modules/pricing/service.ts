@@ -4,6 +4,9 @@ import { BUILTIN_PRICES, PRICE_TABLE_SOURCE_DATE, canonicalModelName } from './p
 import type { ModelPriceRow, PricingRepository } from './repo.js';
 import type { ModelPriceBody, ModelPriceList, ModelPriceOverride } from './schemas.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export { computeCost, findPrice, type PriceBook, type TokenPrice } from './price-book-service.js';
+
 const PER_MILLION = 1_000_000;
 // Per-token prices are stored as doubles; 12 significant digits undo the division's rounding noise.
 const toPerMillion = (perToken: number): number => Number((perToken * PER_MILLION).toPrecision(12));

@@ -1,14 +1,12 @@
-import type { ControlSignals } from '../control/signals-service.js';
-import type { ControlActionService } from '../control/service.js';
-import type { DatasetRunService } from '../datasets/run-service.js';
-import type { DatasetService } from '../datasets/service.js';
+import type { ControlActionService, ControlSignals } from '../control/service.js';
+import type { DatasetRunService, DatasetService } from '../datasets/service.js';
 import type { EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
 import type { FeedbackService } from '../feedback/service.js';
-import type { TraceRegistry } from '../ingest/registry-service.js';
-import type { PromptDeploymentService } from '../prompts/deployment-service.js';
-import type { VectorErasure } from '../search/erasure-service.js';
-import type { SubjectTraceService, TraceSubject } from '../traces/subject-service.js';
+import type { TraceRegistry } from '../ingest/service.js';
+import type { PromptDeploymentService } from '../prompts/service.js';
+import type { VectorErasure } from '../search/service.js';
+import type { SubjectTraceService, TraceSubject } from '../traces/service.js';
 import type { RequestRepository, RequestRow, RequestTrace } from './repo.js';
 import { ZERO_COUNTS, type RequestCounts } from './schemas.js';
 

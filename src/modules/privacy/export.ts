@@ -1,7 +1,7 @@
 import type { DatasetService } from '../datasets/service.js';
 import type { EvalService } from '../evals/service.js';
 import type { FeedbackService } from '../feedback/service.js';
-import type { SubjectTraceService, TraceRef, TraceSubject } from '../traces/subject-service.js';
+import type { SubjectTraceService, TraceRef, TraceSubject } from '../traces/service.js';
 import type { RequestRepository, RequestRow } from './repo.js';
 import { ZERO_COUNTS, type RequestCounts } from './schemas.js';
 

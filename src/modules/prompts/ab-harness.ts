@@ -1,7 +1,6 @@
 import type { ChatMessage } from '../../providers/types.js';
-import type { EvalRuleService } from '../evals/rule-service.js';
+import type { EvalRuleService, EvalService } from '../evals/service.js';
 import type { EvalVersion } from '../evals/schemas.js';
-import type { EvalService } from '../evals/service.js';
 import { DEFAULT_MODEL, type Example, type ProviderSource } from './proposer.js';
 import type { AbReport } from './schemas.js';
 

@@ -1,8 +1,7 @@
 import type { JobEnqueuer } from '../../jobs/enqueue.js';
 import { appendAudit } from '../../platform/audit/chain.js';
 import type { Sql } from '../../stores/pg.js';
-import type { EvalRuleService } from '../evals/rule-service.js';
-import type { EvalService } from '../evals/service.js';
+import type { EvalRuleService, EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
 import type { AppLogger } from '../../platform/log.js';
 import type { ProjectService } from '../projects/service.js';

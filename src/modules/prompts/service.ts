@@ -6,6 +6,9 @@ import type { ProjectService } from '../projects/service.js';
 import type { ActiveRow, PromptRepository, VersionRow } from './repo.js';
 import type { CreatePrompt, CreateVersion, Prompt, PromptVersion } from './schemas.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { PromptDeploymentService } from './deployment-service.js';
+
 const listCursor = z.object({ id: z.guid(), p: z.string() });
 
 export const toVersion = (v: VersionRow): PromptVersion => ({

@@ -1,9 +1,9 @@
 import { appendAudit } from '../../platform/audit/chain.js';
 import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import type { Sql } from '../../stores/pg.js';
-import { metricsRetention } from '../metrics/retention-service.js';
-import { vectorRetention } from '../search/retention-service.js';
-import { traceRetention } from '../traces/retention-service.js';
+import { metricsRetention } from '../metrics/service.js';
+import { vectorRetention } from '../search/service.js';
+import { traceRetention } from '../traces/service.js';
 import { retentionRepository } from './repo.js';
 import { RetentionService, type RetentionDeps } from './service.js';
 

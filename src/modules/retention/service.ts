@@ -1,11 +1,11 @@
 import type { AuditEntry } from '../../platform/audit/chain.js';
 import type { ProjectCutoff, TableExpiry } from '../../stores/clickhouse-expiry.js';
 import type { AnomalyService } from '../anomalies/service.js';
-import type { ControlSignals } from '../control/signals-service.js';
+import type { ControlSignals } from '../control/service.js';
 import type { EvalService } from '../evals/service.js';
 import type { FailureService } from '../failures/service.js';
 import type { FeedbackService } from '../feedback/service.js';
-import type { TraceRegistry } from '../ingest/registry-service.js';
+import type { TraceRegistry } from '../ingest/service.js';
 import type { AppLogger } from '../../platform/log.js';
 import type { ProjectService } from '../projects/service.js';
 import type { WebhookService } from '../webhooks/service.js';

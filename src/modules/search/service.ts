@@ -9,6 +9,11 @@ import type { SearchRepository, VectorHit } from './repo.js';
 import type { SearchBody, SearchQuery, SearchSettings, SpanSearchResult } from './schemas.js';
 import type { SearchStateRepository } from './state-repo.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export type { VectorDimensions } from './dimensions-service.js';
+export type { VectorErasure } from './erasure-service.js';
+export { vectorRetention } from './retention-service.js';
+
 const noEmbedder = () =>
   new AppError(
     400,

@@ -11,6 +11,11 @@ import { toSpan, toTrace, type StoredSpan, type StoredTrace } from './stored.js'
 import { readNewestFirst } from './time-slices.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
+// The module's secondary services and helpers that other modules use: this file is its public face.
+export { EXPORT_CONTENT_TYPES } from './export-service.js';
+export { traceRetention } from './retention-service.js';
+export type { SubjectTraceService, TraceRef, TraceSubject } from './subject-service.js';
+
 export interface TracePage {
   traces: Trace[];
   has_more: boolean;

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { Sql, TxSql } from '../../stores/pg.js';
-import type { DeadLetterWriter } from '../dlq/dead-letter-service.js';
+import type { DeadLetterWriter } from '../dlq/service.js';
 
 export interface WebhookRow {
   id: string;

@@ -2,7 +2,7 @@ import type { AuthContext } from '../../../platform/auth.js';
 import { PLANS } from '../../../platform/plans.js';
 import { nanosToMillis } from '../../../platform/time.js';
 import { buildSpan, type SpanFields } from '../normalize.js';
-import type { PriceBook } from '../../pricing/price-book-service.js';
+import type { PriceBook } from '../../pricing/service.js';
 import type { TraceRegistry } from '../registry-service.js';
 import type { SpanRow } from '../rows.js';
 import { quotaExceeded } from '../service.js';
