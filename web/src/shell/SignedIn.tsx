@@ -11,11 +11,19 @@ import { MeContext } from './MeContext';
 export function SignedIn() {
   const location = useLocation();
   const { session: current } = useSessionState();
-  const me = useApi(`me:${current?.token ?? ''}`, (signal) => unwrap(api.GET('/v1/me', { signal })));
   if (!current || current.expiresAt <= Date.now()) {
     const next = encodeURIComponent(location.pathname + location.search);
     return <Navigate to={`/sign-in?next=${next}`} replace />;
   }
+  return <WhoIsSignedIn token={current.token} />;
+}
+
+/**
+ * GET /v1/me, asked only with a session: asked without one, it was a 401 that Chromium logs as a
+ * console error on the way to the sign-in page.
+ */
+function WhoIsSignedIn({ token }: { token: string }) {
+  const me = useApi(`me:${token}`, (signal) => unwrap(api.GET('/v1/me', { signal })));
   if (me.error !== undefined) {
     // The API refused the session itself (a plan without a free seat, a removed membership): say so, offer a way out.
     return (
