@@ -1,4 +1,4 @@
-import type { TraceDetail } from './schemas.js';
+import type { TraceDetail, TraceTree } from './schemas.js';
 
 /**
  * GET /v1/traces/{id} as JSON text, the same bytes the route's zod serializer produced
@@ -11,8 +11,10 @@ import type { TraceDetail } from './schemas.js';
  *
  * The one thing the schema does to such data that JSON.stringify does not: a record (metadata, of
  * the trace and of each span) drops an own "__proto__" key at its top level. Dropped here too.
+ *
+ * GET /v1/traces/{id}/tree (TraceService.tree, toSpanSummary) is made the same way.
  */
-export function traceDetailJson(detail: TraceDetail): string {
+export function traceDetailJson(detail: TraceDetail | TraceTree): string {
   return Buffer.concat([...traceDetailChunks(detail)]).toString('utf8');
 }
 
@@ -25,7 +27,7 @@ const SPANS_PER_CHUNK = 250;
  * the whole text (tens of megabytes for a big trace) is built. JSON.stringify writes an array as
  * `[` + its elements joined by `,` + `]`, so the chunks joined are the same bytes.
  */
-export function* traceDetailChunks(detail: TraceDetail): Generator<Buffer> {
+export function* traceDetailChunks(detail: TraceDetail | TraceTree): Generator<Buffer> {
   const { spans, ...head } = detail;
   const text = JSON.stringify({ ...head, metadata: withoutProtoIfAny(head.metadata), spans: [] });
   if (!text.endsWith(EMPTY_SPANS)) throw new Error('trace detail text: spans are not the last field');
@@ -33,7 +35,8 @@ export function* traceDetailChunks(detail: TraceDetail): Generator<Buffer> {
   for (let from = 0; from < spans.length; from += SPANS_PER_CHUNK) {
     const parts: string[] = [];
     for (const span of spans.slice(from, from + SPANS_PER_CHUNK)) {
-      parts.push(JSON.stringify(hasOwnProto(span.metadata) ? { ...span, metadata: withoutProto(span.metadata) } : span));
+      const metadata = 'metadata' in span ? span.metadata : undefined;
+      parts.push(JSON.stringify(metadata && hasOwnProto(metadata) ? { ...span, metadata: withoutProto(metadata) } : span));
     }
     yield Buffer.from(`${pending}${from === 0 ? '' : ','}${parts.join(',')}`, 'utf8');
     pending = '';

@@ -2,7 +2,7 @@ import type { ClickHouseStore } from '../../stores/clickhouse.js';
 import { bind, queryTag, TenantWhere } from '../../stores/clickhouse-where.js';
 import type { TraceFilter } from './filters.js';
 import { JSON_NUMBERS } from '../../stores/clickhouse.js';
-import { SPAN_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredTrace } from './stored.js';
+import { SPAN_SELECT_COLUMNS, SPAN_SUMMARY_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredSpanSummary, type StoredTrace } from './stored.js';
 import type { Slice } from './time-slices.js';
 import type { TracePosition } from './types.js';
 
@@ -53,6 +53,10 @@ export function traceRepository(ch: ClickHouseStore) {
   const settings = (name: string, tenantId: string) => ({ ...queryTag(name, tenantId), ...JSON_NUMBERS });
   const read = <T>(from: ReadFrom, name: string, query: string, params: Record<string, unknown>, tenantId: string) =>
     from === 'primary' ? ch.rowsFromPrimary<T>(name, query, params, settings(name, tenantId)) : ch.rows<T>(name, query, params, settings(name, tenantId));
+  const spansOf = (tenantId: string, projectId: string, traceId: string) =>
+    TenantWhere.forTenant(tenantId).and`project_id = ${bind('UUID', projectId)}`.and`trace_id = ${bind('UUID', traceId)}`;
+  const readSpans = <T>(from: ReadFrom, name: string, columns: string, tenantId: string, where: TenantWhere) =>
+    read<T>(from, name, `SELECT ${columns} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`, where.params, tenantId);
 
   return {
     /** Whether the default reads go to another server than writes (a replica that may lag). */
@@ -156,11 +160,19 @@ export function traceRepository(ch: ClickHouseStore) {
     },
 
     /** A trace's spans in start order; (tenant, project, trace) is the prefix of the spans sorting key. */
-    async spans(tenantId: string, projectId: string, traceId: string, from: ReadFrom = 'replica'): Promise<StoredSpan[]> {
-      const where = TenantWhere.forTenant(tenantId)
-        .and`project_id = ${bind('UUID', projectId)}`
-        .and`trace_id = ${bind('UUID', traceId)}`;
-      return read<StoredSpan>(from, 'traces.spans', `SELECT ${SPAN_SELECT_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`, where.params, tenantId);
+    spans(tenantId: string, projectId: string, traceId: string, from: ReadFrom = 'replica'): Promise<StoredSpan[]> {
+      return readSpans<StoredSpan>(from, 'traces.spans', SPAN_SELECT_COLUMNS, tenantId, spansOf(tenantId, projectId, traceId));
+    },
+
+    /** As `spans`, without their input, output and metadata (only the lengths of input and output): a span tree. */
+    spanSummaries(tenantId: string, projectId: string, traceId: string, from: ReadFrom = 'replica'): Promise<StoredSpanSummary[]> {
+      return readSpans<StoredSpanSummary>(from, 'traces.span_tree', SPAN_SUMMARY_SELECT_COLUMNS, tenantId, spansOf(tenantId, projectId, traceId));
+    },
+
+    /** One span of a trace: a point read on the whole spans sorting key. */
+    async span(tenantId: string, projectId: string, traceId: string, spanId: string, from: ReadFrom = 'replica'): Promise<StoredSpan | undefined> {
+      const [found] = await readSpans<StoredSpan>(from, 'traces.span', SPAN_SELECT_COLUMNS, tenantId, spansOf(tenantId, projectId, traceId).and`span_id = ${bind('UUID', spanId)}`);
+      return found;
     },
 
     /**

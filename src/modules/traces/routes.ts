@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
 import { traceDetailChunks } from './detail-json.js';
 import { EXPORT_CONTENT_TYPES } from './export-service.js';
-import { exportTracesQuery, listTracesQuery, traceDetail, traceIdParams, traceList, type TraceDetail } from './schemas.js';
+import { exportTracesQuery, listTracesQuery, span, spanParams, traceDetail, traceIdParams, traceList, traceTree, type TraceDetail, type TraceTree } from './schemas.js';
 
 export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
   const { traces, traceExports } = app.services;
@@ -61,5 +61,35 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       // not describe this payload. The whole trace is read before the first byte: nothing can fail midway.
       return reply.type('application/json; charset=utf-8').send(Readable.from(traceDetailChunks(detail)) as unknown as TraceDetail);
     },
+  });
+
+  app.get('/v1/traces/:id/tree', {
+    config: { access: QUERY_READ, errors: ['not_found'] },
+    schema: {
+      tags: ['traces'],
+      summary: 'One trace with its span tree: spans without input, output and metadata',
+      description:
+        'Additive. The same answer as GET /v1/traces/{id} (same id forms, same trace fields, spans in the same order), except that each span has no input, output or metadata and instead input_chars and output_chars, their lengths in Unicode characters. For a trace of thousands of spans this is a small fraction of the detail; GET /v1/traces/{id}/spans/{span_id} loads one span whole.',
+      params: traceIdParams,
+      response: { 200: traceTree },
+    },
+    handler: async (request, reply) => {
+      const tree = await traces.tree(requireAuth(request).tenantId, request.params.id);
+      // Streamed text, as the detail's (traceDetailChunks makes both).
+      return reply.type('application/json; charset=utf-8').send(Readable.from(traceDetailChunks(tree)) as unknown as TraceTree);
+    },
+  });
+
+  app.get('/v1/traces/:id/spans/:span_id', {
+    config: { access: QUERY_READ, errors: ['not_found'] },
+    schema: {
+      tags: ['traces'],
+      summary: 'One span of a trace, whole',
+      description:
+        'Additive. The span as GET /v1/traces/{id} shows it, with input, output and metadata: what the span tree (GET /v1/traces/{id}/tree) leaves out. The trace id takes the same forms as there; span_id is the span UUID. 404 when the tenant has no such trace or the trace no such span.',
+      params: spanParams,
+      response: { 200: span },
+    },
+    handler: async (request) => traces.span(requireAuth(request).tenantId, request.params.id, request.params.span_id),
   });
 };

@@ -158,17 +158,36 @@ export const span = z
   .describe('Span');
 export type Span = z.infer<typeof span>;
 
-export const traceDetail = trace
+/** A Span in a trace's span tree: no input, output or metadata, only how long input and output are. */
+export const spanSummary = span
+  .omit({ input: true, output: true, metadata: true })
   .extend({
+    input_chars: z.number().int().describe('length of the span input in Unicode characters (code points); 0 when it is empty'),
+    output_chars: z.number().int().describe('length of the span output in Unicode characters (code points); 0 when it is empty'),
+  })
+  .describe('SpanSummary');
+export type SpanSummary = z.infer<typeof spanSummary>;
+
+/** The fields a trace read by id has beyond a listed Trace, with its spans as `spans`. */
+const traceWithSpans = <S extends z.ZodType>(spans: S) =>
+  trace.extend({
     otel_trace_id: z
       .string()
       .nullable()
       .describe('additive, detail only: the OTel trace id (32 lowercase hex digits) of a trace received over OTLP; null for natively ingested traces'),
     control_loop_depth: z.number().int(),
-    spans: z.array(span),
-  })
-  .describe('TraceDetail');
+    spans: z.array(spans),
+  });
+
+export const traceDetail = traceWithSpans(span).describe('TraceDetail');
 export type TraceDetail = z.infer<typeof traceDetail>;
+
+export const traceTree = traceWithSpans(spanSummary).describe('TraceTree');
+export type TraceTree = z.infer<typeof traceTree>;
+
+export const spanParams = traceIdParams.extend({
+  span_id: z.guid().transform((id) => id.toLowerCase()).describe('the span UUID (the `id` of a Span)'),
+});
 
 export const traceList = z
   .object({ traces: z.array(trace), has_more: z.boolean(), next_cursor: z.string().nullable() })

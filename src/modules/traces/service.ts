@@ -6,8 +6,8 @@ import type { LocatedTrace, TraceLocator } from './locator-repo.js';
 import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './repo.js';
 
 export type { SpanOutcome } from './repo.js';
-import type { Trace, TraceDetail, TraceFilterQuery } from './schemas.js';
-import { toSpan, toTrace, type StoredSpan, type StoredTrace } from './stored.js';
+import type { Span, Trace, TraceDetail, TraceFilterQuery, TraceTree } from './schemas.js';
+import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
 import { readNewestFirst } from './time-slices.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
@@ -68,14 +68,42 @@ export class TraceService {
    * `id` is the trace UUID (the route maps an OTel hex id to it). The registry row says whether
    * the trace came over OTLP; its OTel id is then the UUID's own 16 bytes.
    */
-  async get(tenantId: string, id: string): Promise<TraceDetail> {
+  get(tenantId: string, id: string): Promise<TraceDetail> {
+    return this.withSpans(tenantId, id, (projectId, from) => this.repo.spans(tenantId, projectId, id, from), toSpan);
+  }
+
+  /** GET /v1/traces/{id}/tree: as `get`, each span without input, output and metadata (the lengths of input and output instead). */
+  tree(tenantId: string, id: string): Promise<TraceTree> {
+    return this.withSpans(tenantId, id, (projectId, from) => this.repo.spanSummaries(tenantId, projectId, id, from), toSpanSummary);
+  }
+
+  /** GET /v1/traces/{id}/spans/{span_id}: one span of the tenant's trace, as the detail shows it. */
+  async span(tenantId: string, traceId: string, spanId: string): Promise<Span> {
+    const location = await this.locator.locate(tenantId, traceId);
+    if (!location) throw notFound('trace');
+    // As `stored`: the registry has the trace, so a replica that lacks it or the span may lag the primary.
+    const read = async (from: ReadFrom) => {
+      const [row, span] = await Promise.all([this.repo.find(tenantId, traceId, location, from), this.repo.span(tenantId, location.projectId, traceId, spanId, from)]);
+      return row ? span : undefined;
+    };
+    const found = (await read('replica')) ?? (this.repo.readsFromReplica ? await read('primary') : undefined);
+    if (!found) throw notFound('span');
+    return toSpan(found);
+  }
+
+  private async withSpans<Row, ApiSpan>(
+    tenantId: string,
+    id: string,
+    readSpans: (projectId: string, from: ReadFrom) => Promise<Row[]>,
+    toApiSpan: (row: Row) => ApiSpan,
+  ) {
     const location = await this.locator.locate(tenantId, id);
     if (!location) throw notFound('trace');
-    const [found, depth] = await Promise.all([this.stored(tenantId, id, location), this.controlLoop.depth(tenantId, id)]);
+    const [found, depth] = await Promise.all([this.stored(tenantId, id, location, readSpans), this.controlLoop.depth(tenantId, id)]);
     if (!found) throw notFound('trace');
     const { row, spans } = found;
     const otelTraceId = location.source === 'otlp' ? traceHexOf(row.id) : null;
-    return { ...toTrace(row), otel_trace_id: otelTraceId, control_loop_depth: depth, spans: spans.map(toSpan) };
+    return { ...toTrace(row), otel_trace_id: otelTraceId, control_loop_depth: depth, spans: spans.map(toApiSpan) };
   }
 
   /**
@@ -85,10 +113,15 @@ export class TraceService {
    * has not caught up, and the primary, which has every acknowledged write, answers instead. So a
    * trace is readable by id as soon as its ingest is acknowledged, replicas or not.
    */
-  private async stored(tenantId: string, id: string, location: TraceLocation): Promise<{ row: StoredTrace; spans: StoredSpan[] } | undefined> {
+  private async stored<Row>(
+    tenantId: string,
+    id: string,
+    location: TraceLocation,
+    readSpans: (projectId: string, from: ReadFrom) => Promise<Row[]>,
+  ): Promise<{ row: StoredTrace; spans: Row[] } | undefined> {
     const read = async (from: ReadFrom) => {
       const row = await this.repo.find(tenantId, id, location, from);
-      return row ? { row, spans: await this.repo.spans(tenantId, row.project_id, row.id, from) } : undefined;
+      return row ? { row, spans: await readSpans(row.project_id, from) } : undefined;
     };
     const fromReplica = await read('replica');
     if (!this.repo.readsFromReplica) return fromReplica;

@@ -1,6 +1,6 @@
 import { clickHouseToIso } from '../../platform/time.js';
 import { spanHexOf } from '../../platform/otel-ids.js';
-import type { Span, Trace } from './schemas.js';
+import type { Span, SpanSummary, Trace } from './schemas.js';
 
 /** Columns of `traces` that a Trace response needs, in the order the spec lists the fields. */
 export const TRACE_SELECT_COLUMNS = [
@@ -52,7 +52,7 @@ export interface StoredTrace {
   failure_types: string[];
 }
 
-export const SPAN_SELECT_COLUMNS = [
+const SPAN_COLUMNS = [
   'span_id',
   'created_at',
   'tenant_id',
@@ -74,6 +74,18 @@ export const SPAN_SELECT_COLUMNS = [
   'otel_trace_id',
   'otel_span_id',
   'failure_type',
+];
+
+export const SPAN_SELECT_COLUMNS = SPAN_COLUMNS.join(', ');
+
+/**
+ * A span tree's columns: the Span columns without input, output and metadata, which are most of
+ * a trace's bytes, and instead the lengths of input and output.
+ */
+export const SPAN_SUMMARY_SELECT_COLUMNS = [
+  ...SPAN_COLUMNS.filter((c) => c !== 'input' && c !== 'output' && c !== 'metadata'),
+  'lengthUTF8(input) AS input_chars',
+  'lengthUTF8(output) AS output_chars',
 ].join(', ');
 
 export interface StoredSpan {
@@ -100,6 +112,8 @@ export interface StoredSpan {
   /** '' when none. */
   failure_type: string;
 }
+
+export type StoredSpanSummary = Omit<StoredSpan, 'input' | 'output' | 'metadata'> & { input_chars: number; output_chars: number };
 
 
 /** metadata is stored as JSON text of an object; anything else reads as an empty object. */
@@ -143,36 +157,53 @@ export function toTrace(row: StoredTrace): Trace {
 
 export function toSpan(row: StoredSpan): Span {
   return {
-    id: row.span_id,
+    ...spanHead(row),
+    input: row.input,
+    output: row.output,
+    ...spanMeasures(row),
+    metadata: metadataObject(row.metadata),
+    ...spanTail(row),
+  };
+}
+
+export function toSpanSummary(row: StoredSpanSummary): SpanSummary {
+  return { ...spanHead(row), ...spanMeasures(row), ...spanTail(row), input_chars: Number(row.input_chars), output_chars: Number(row.output_chars) };
+}
+
+// A Span's fields in the schema's order (the detail's text depends on it), around input, output and metadata.
+const spanHead = (row: StoredSpanSummary | StoredSpan) => ({
+  id: row.span_id,
     created_at: clickHouseToIso(row.created_at),
     tenant_id: row.tenant_id,
     trace_id: row.trace_id,
     name: row.name,
     type: row.type,
-    parent_span_id: row.parent_span_id,
-    input: row.input,
-    output: row.output,
-    model: row.model,
-    latency_ms: Number(row.latency_ms),
-    cost: Number(row.cost),
-    error: errorOrNull(row.error),
-    prompt_tokens: Number(row.prompt_tokens),
-    completion_tokens: Number(row.completion_tokens),
-    metadata: metadataObject(row.metadata),
-    start_time: clickHouseToIso(row.start_time),
-    end_time: clickHouseToIso(row.end_time),
-    otel_trace_id: row.otel_trace_id,
-    otel_span_id: row.otel_span_id,
-    otel_parent_span_id: otelParentOf(row),
-    failure_type: row.failure_type || null,
-  };
-}
+  parent_span_id: row.parent_span_id,
+});
+
+const spanMeasures = (row: StoredSpanSummary | StoredSpan) => ({
+  model: row.model,
+  latency_ms: Number(row.latency_ms),
+  cost: Number(row.cost),
+  error: errorOrNull(row.error),
+  prompt_tokens: Number(row.prompt_tokens),
+  completion_tokens: Number(row.completion_tokens),
+});
+
+const spanTail = (row: StoredSpanSummary | StoredSpan) => ({
+  start_time: clickHouseToIso(row.start_time),
+  end_time: clickHouseToIso(row.end_time),
+  otel_trace_id: row.otel_trace_id,
+  otel_span_id: row.otel_span_id,
+  otel_parent_span_id: otelParentOf(row),
+  failure_type: row.failure_type || null,
+});
 
 /**
  * The parent's OTel span id, from its UUID: an OTLP span's parent link was made by the same rule
  * as every OTLP span UUID (platform/otel-ids.ts), whose last 16 hex digits are the OTel span id.
  * Native spans (no OTel id of their own) and roots have none.
  */
-function otelParentOf(row: StoredSpan): string | null {
+function otelParentOf(row: Pick<StoredSpan, 'otel_span_id' | 'parent_span_id'>): string | null {
   return row.otel_span_id && row.parent_span_id ? spanHexOf(row.parent_span_id) : null;
 }
