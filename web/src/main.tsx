@@ -5,18 +5,18 @@ import { OidcCallbackPage } from './auth/OidcCallbackPage';
 import { SignInPage } from './auth/SignInPage';
 import { NotFoundPage } from './shell/NotFoundPage';
 import { SignedIn } from './shell/SignedIn';
-import { TraceDetailPage } from './traces/TraceDetailPage';
 import { TracesPage } from './traces/TracesPage';
 import './styles.css';
 
 /**
- * The trace list and detail (where the dashboard opens) and sign-in come with the initial JS; every
+ * The trace list (where the dashboard opens) and sign-in come with the initial JS; every
  * other page is a chunk fetched when first opened (Layout's Suspense shows that it is loading), so
  * the first page does not wait for code it does not use: the charts (uPlot), the admin forms…
  */
 function page<Name extends string>(load: () => Promise<Record<Name, ComponentType>>, name: Name) {
   return lazy(() => load().then((module) => ({ default: module[name] })));
 }
+const TraceDetailPage = page(() => import('./traces/TraceDetailPage'), 'TraceDetailPage');
 const ApiKeysPage = page(() => import('./admin/ApiKeysPage'), 'ApiKeysPage');
 const AuditLogPage = page(() => import('./admin/AuditLogPage'), 'AuditLogPage');
 const LlmConnectionsPage = page(() => import('./admin/LlmConnectionsPage'), 'LlmConnectionsPage');

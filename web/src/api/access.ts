@@ -81,6 +81,8 @@ export const ACCESS = {
   "GET /v1/sessions/{id}": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/traces": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/traces/{id}": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
+  "GET /v1/traces/{id}/spans/{span_id}": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
+  "GET /v1/traces/{id}/tree": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/traces/export": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":null},
   "GET /v1/webhooks": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":"pro"},
   "GET /v1/webhooks/{id}": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":"pro"},

@@ -3285,6 +3285,364 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/traces/{id}/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One trace with its span tree: spans without input, output and metadata
+         * @description Additive. The same answer as GET /v1/traces/{id} (same id forms, same trace fields, spans in the same order), except that each span has no input, output or metadata and instead input_chars and output_chars, their lengths in Unicode characters. For a trace of thousands of spans this is a small fraction of the detail; GET /v1/traces/{id}/spans/{span_id} loads one span whole.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The trace UUID (8-4-4-4-12 hex digits), or the OTel trace id as 32 hex digits (either case): an OTLP trace is stored under the UUID of the same 16 bytes, so both name the same trace */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description TraceTree */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            project_id: string;
+                            error: string | null;
+                            tags: string[];
+                            tag_map: {
+                                [key: string]: string;
+                            };
+                            /** @description ISO 8601 date-time, UTC */
+                            started_at: string;
+                            /** @description ISO 8601 date-time, UTC */
+                            ended_at: string;
+                            session_id: string;
+                            external_id: string;
+                            name: string;
+                            input: string;
+                            output: string;
+                            model: string;
+                            latency_ms: number;
+                            cost: number;
+                            total_token_count: number;
+                            prompt_tokens_total: number;
+                            completion_tokens_total: number;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            span_count: number;
+                            /** @description additive: the failure types of its spans (timeout, rate_limit, invalid_response, context_length) */
+                            failure_types: string[];
+                            /** @description additive, detail only: the OTel trace id (32 lowercase hex digits) of a trace received over OTLP; null for natively ingested traces */
+                            otel_trace_id: string | null;
+                            control_loop_depth: number;
+                            spans: {
+                                /** Format: uuid */
+                                id: string;
+                                /** @description ISO 8601 date-time, UTC */
+                                created_at: string;
+                                /** Format: uuid */
+                                tenant_id: string;
+                                /** Format: uuid */
+                                trace_id: string;
+                                name: string;
+                                type: string;
+                                parent_span_id: string | null;
+                                model: string;
+                                latency_ms: number;
+                                cost: number;
+                                error: string | null;
+                                prompt_tokens: number;
+                                completion_tokens: number;
+                                /** @description ISO 8601 date-time, UTC */
+                                start_time: string;
+                                /** @description ISO 8601 date-time, UTC */
+                                end_time: string;
+                                /** @description the OTel trace id (32 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans */
+                                otel_trace_id: string;
+                                /** @description the OTel span id (16 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans */
+                                otel_span_id: string;
+                                /** @description additive: the OTel span id (16 lowercase hex digits) of the span's parent, for a span received over OTLP that has one; null for root spans and natively ingested spans */
+                                otel_parent_span_id: string | null;
+                                /** @description additive: the failure type classified at ingest, null when none */
+                                failure_type: string | null;
+                                /** @description length of the span input in Unicode characters (code points); 0 when it is empty */
+                                input_chars: number;
+                                /** @description length of the span output in Unicode characters (code points); 0 when it is empty */
+                                output_chars: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description - `bad_request`: The request is malformed: invalid JSON, or a value of the wrong type or shape (`details` names each field). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    };
+                };
+                /** @description - `unauthorized`: No credential, or one that is malformed, expired, revoked or unknown. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description - `seats_quota_exceeded`: The plan's seats (active and invited members; Starter: 3) are all taken: an invitation, or a first sign-in without one, is refused; `required_plan` names a plan with more. */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "seats_quota_exceeded";
+                        };
+                    };
+                };
+                /** @description - `not_found`: No such resource in the caller's tenant (another tenant's is not found either). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description - `rate_limited`: The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description - `internal_error`: An unexpected failure; it is logged and its message is not shown. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description - `service_unavailable`: A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/{id}/spans/{span_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One span of a trace, whole
+         * @description Additive. The span as GET /v1/traces/{id} shows it, with input, output and metadata: what the span tree (GET /v1/traces/{id}/tree) leaves out. The trace id takes the same forms as there; span_id is the span UUID. 404 when the tenant has no such trace or the trace no such span.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The trace UUID (8-4-4-4-12 hex digits), or the OTel trace id as 32 hex digits (either case): an OTLP trace is stored under the UUID of the same 16 bytes, so both name the same trace */
+                    id: string;
+                    /** @description the span UUID (the `id` of a Span) */
+                    span_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Span */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description ISO 8601 date-time, UTC */
+                            created_at: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** Format: uuid */
+                            trace_id: string;
+                            name: string;
+                            type: string;
+                            parent_span_id: string | null;
+                            input: string;
+                            output: string;
+                            model: string;
+                            latency_ms: number;
+                            cost: number;
+                            error: string | null;
+                            prompt_tokens: number;
+                            completion_tokens: number;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            /** @description ISO 8601 date-time, UTC */
+                            start_time: string;
+                            /** @description ISO 8601 date-time, UTC */
+                            end_time: string;
+                            /** @description the OTel trace id (32 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans */
+                            otel_trace_id: string;
+                            /** @description the OTel span id (16 lowercase hex digits) of a span received over OTLP; empty for natively ingested spans */
+                            otel_span_id: string;
+                            /** @description additive: the OTel span id (16 lowercase hex digits) of the span's parent, for a span received over OTLP that has one; null for root spans and natively ingested spans */
+                            otel_parent_span_id: string | null;
+                            /** @description additive: the failure type classified at ingest, null when none */
+                            failure_type: string | null;
+                        };
+                    };
+                };
+                /** @description - `bad_request`: The request is malformed: invalid JSON, or a value of the wrong type or shape (`details` names each field). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "bad_request";
+                        };
+                    };
+                };
+                /** @description - `unauthorized`: No credential, or one that is malformed, expired, revoked or unknown. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /** @description - `seats_quota_exceeded`: The plan's seats (active and invited members; Starter: 3) are all taken: an invitation, or a first sign-in without one, is refused; `required_plan` names a plan with more. */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "seats_quota_exceeded";
+                        };
+                    };
+                };
+                /** @description - `not_found`: No such resource in the caller's tenant (another tenant's is not found either). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "not_found";
+                        };
+                    };
+                };
+                /** @description - `rate_limited`: The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        };
+                    };
+                };
+                /** @description - `internal_error`: An unexpected failure; it is logged and its message is not shown. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description - `service_unavailable`: A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/feedback": {
         parameters: {
             query?: never;

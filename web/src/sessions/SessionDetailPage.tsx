@@ -6,8 +6,11 @@ import { usePages } from '../api/usePages';
 import { api, unwrap } from '../api/client';
 import { formatCost, formatCount, formatDuration, formatTime } from '../traces/format';
 import { ErrorNotice } from '../ui/ErrorNotice';
+import { PayloadView } from '../traces/view/PayloadView';
+import '../traces/view/traceView.css';
+import './sessions.css';
 
-/** GET /v1/sessions/{id}: the session's totals and its traces, 100 at a time. */
+/** GET /v1/sessions/{id}: the session's totals and its traces as a conversation, oldest first, 100 at a time: each turn's input and output. */
 export function SessionDetailPage() {
   const { id = '' } = useParams();
   // Each page is kept whole: the first one carries the session's totals.
@@ -43,42 +46,26 @@ export function SessionDetailPage() {
       )}
       {traces.length > 0 && (
         <>
-          <h2>Traces of this session</h2>
-          <table className="traces">
-            <caption className="visually-hidden">Traces of this session</caption>
-            <thead>
-              <tr>
-                <th scope="col">Started</th>
-                <th scope="col">Name</th>
-                <th scope="col">Model</th>
-                <th scope="col" className="num">
-                  Latency
-                </th>
-                <th scope="col" className="num">
-                  Tokens
-                </th>
-                <th scope="col" className="num">
-                  Cost
-                </th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {traces.map((trace) => (
-                <tr key={trace.id}>
-                  <td>{formatTime(trace.started_at)}</td>
-                  <td>
-                    <Link to={`/traces/${trace.id}`}>{trace.name || '(unnamed)'}</Link>
-                  </td>
-                  <td>{trace.model}</td>
-                  <td className="num">{formatDuration(trace.latency_ms)}</td>
-                  <td className="num">{formatCount(trace.total_token_count)}</td>
-                  <td className="num">{formatCost(trace.cost)}</td>
-                  <td>{trace.error === null && trace.failure_types.length === 0 ? <span className="badge ok">ok</span> : <span className="badge error">error</span>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <h2 id="turns-title">Conversation</h2>
+          <ol className="session-turns" aria-labelledby="turns-title">
+            {traces.map((trace, i) => (
+              <li key={trace.id} className="session-turn" aria-label={`Turn ${i + 1}: ${trace.name || '(unnamed)'}`}>
+                <div className="session-turn-head">
+                  <span className="muted">Turn {i + 1}</span>
+                  <Link to={`/traces/${trace.id}`}>{trace.name || '(unnamed)'}</Link>
+                  <span className="muted">
+                    {formatTime(trace.started_at)} · {formatDuration(trace.latency_ms)} · {formatCount(trace.total_token_count)} tokens · {formatCost(trace.cost)}
+                    {trace.model && ` · ${trace.model}`}
+                  </span>
+                  {trace.error === null && trace.failure_types.length === 0 ? <span className="badge ok">ok</span> : <span className="badge error">error</span>}
+                </div>
+                <div className="io">
+                  <PayloadView label={`Input of turn ${i + 1}`} text={trace.input} />
+                  <PayloadView label={`Output of turn ${i + 1}`} text={trace.output} />
+                </div>
+              </li>
+            ))}
+          </ol>
         </>
       )}
       <LoadMore list={pages} label="Load more traces" />

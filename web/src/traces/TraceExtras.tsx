@@ -49,23 +49,27 @@ function parseParams(text: string): unknown {
   }
 }
 
-/** A trace's evaluations and feedback, with the forms that add to them. */
-export function TraceExtras({ traceId }: { traceId: string }) {
-  const [evalVersion, reloadEvals] = useReducer((n: number) => n + 1, 0);
-  const [feedbackVersion, reloadFeedback] = useReducer((n: number) => n + 1, 0);
+/** A trace's evaluations, with the form that adds one. */
+export function TraceEvaluations({ traceId }: { traceId: string }) {
+  const [version, reload] = useReducer((n: number) => n + 1, 0);
   return (
-    <>
-      <section aria-labelledby="evals-title">
-        <h2 id="evals-title">Evaluations</h2>
-        <EvalList traceId={traceId} version={evalVersion} />
-        <EvaluateForm traceId={traceId} onDone={reloadEvals} />
-      </section>
-      <section aria-labelledby="feedback-title">
-        <h2 id="feedback-title">Feedback</h2>
-        <FeedbackList traceId={traceId} version={feedbackVersion} />
-        <FeedbackForm traceId={traceId} onDone={reloadFeedback} />
-      </section>
-    </>
+    <section aria-labelledby="evals-title">
+      <h2 id="evals-title">Evaluations</h2>
+      <EvalList traceId={traceId} version={version} />
+      <EvaluateForm traceId={traceId} onDone={reload} />
+    </section>
+  );
+}
+
+/** The feedback on a trace, with the form that adds some. */
+export function TraceFeedback({ traceId }: { traceId: string }) {
+  const [version, reload] = useReducer((n: number) => n + 1, 0);
+  return (
+    <section aria-labelledby="feedback-title">
+      <h2 id="feedback-title">Feedback</h2>
+      <FeedbackList traceId={traceId} version={version} />
+      <FeedbackForm traceId={traceId} onDone={reload} />
+    </section>
   );
 }
 

@@ -32,7 +32,7 @@ function parseStructured(text: string): unknown {
 
 const OPEN_LEVELS = 2;
 
-function JsonValue({ value, depth, name }: { value: unknown; depth: number; name?: string }) {
+export function JsonValue({ value, depth, name }: { value: unknown; depth: number; name?: string }) {
   const key = name === undefined ? null : <span className="json-key">{name}: </span>;
   if (value !== null && typeof value === 'object') {
     const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);

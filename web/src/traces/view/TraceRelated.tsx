@@ -1,0 +1,104 @@
+import { Link } from 'react-router';
+import { api, unwrap } from '../../api/client';
+import { useApi } from '../../api/useApi';
+import { usePages } from '../../api/usePages';
+import { ACTION_STATES, ACTION_TYPES } from '../../control/ActionsPage';
+import { clusterTypeLabel } from '../../failures/clusters';
+import { ErrorNotice } from '../../ui/ErrorNotice';
+import { ListState, LoadMore } from '../../ui/lists';
+import { failureTypeLabel } from '../filters';
+import { formatCount, formatTime } from '../format';
+
+/** An error and failure types, of a trace or of a span. */
+export function Problems({ error, failureTypes }: { error: string | null; failureTypes: string[] }) {
+  if (error === null && failureTypes.length === 0) return null;
+  return (
+    <div className="notice notice-error">
+      {error !== null && (
+        <p>
+          <strong>Error:</strong> {error}
+        </p>
+      )}
+      {failureTypes.length > 0 && (
+        <p>
+          <strong>{failureTypes.length === 1 ? 'Failure type:' : 'Failure types:'}</strong>{' '}
+          {failureTypes.map((type) => (
+            <span key={type} className="badge failure">
+              {failureTypeLabel(type)}
+            </span>
+          ))}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The failure clusters a span of this trace was counted in, each a link to the cluster. */
+export function TraceClusters({ traceId }: { traceId: string }) {
+  const clusters = useApi(`trace-clusters:${traceId}`, (signal) =>
+    unwrap(api.GET('/v1/failures/clusters', { params: { query: { trace_id: traceId, limit: 100 } }, signal })),
+  );
+  return (
+    <section aria-labelledby="clusters-title">
+      <h2 id="clusters-title">Failure clusters</h2>
+      {clusters.error !== undefined && <ErrorNotice error={clusters.error} />}
+      {clusters.loading && <p aria-live="polite">Loading the failure clusters…</p>}
+      {clusters.data?.clusters.length === 0 && <p className="muted">No span of this trace is in a failure cluster.</p>}
+      <ul className="trace-clusters">
+        {clusters.data?.clusters.map((cluster) => (
+          <li key={cluster.id}>
+            <Link to={`/failures/clusters/${cluster.id}`}>{clusterTypeLabel(cluster.type)}</Link>{' '}
+            <span className="muted">
+              ({formatCount(cluster.trace_count)} {cluster.trace_count === 1 ? 'trace' : 'traces'})
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The control loop's actions on this trace (retries, fallbacks, escalations), newest first. */
+export function TraceActions({ traceId }: { traceId: string }) {
+  const list = usePages(
+    `trace-actions:${traceId}`,
+    (cursor, signal) => unwrap(api.GET('/v1/control/actions', { params: { query: { trace_id: traceId, limit: 50, cursor } }, signal })),
+    (page) => page.actions,
+  );
+  return (
+    <section aria-labelledby="actions-title">
+      <h2 id="actions-title">Control actions</h2>
+      <ListState list={list} loading="Loading the control actions…" empty={<p className="muted">No control action on this trace.</p>} />
+      {list.items.length > 0 && (
+        <table className="list">
+          <caption className="visually-hidden">Control actions on this trace, newest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Created</th>
+              <th scope="col">Type</th>
+              <th scope="col">State</th>
+              <th scope="col">Model</th>
+              <th scope="col">Error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((a) => (
+              <tr key={a.id}>
+                <td>
+                  <Link to={`/control/actions/${a.id}`}>{formatTime(a.created_at)}</Link>
+                </td>
+                <td>{ACTION_TYPES[a.type]}</td>
+                <td>
+                  <span className={`badge action-${a.status}`}>{ACTION_STATES[a.status]}</span>
+                </td>
+                <td>{a.model ?? '—'}</td>
+                <td>{a.error ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <LoadMore list={list} label="Load more control actions" />
+    </section>
+  );
+}
