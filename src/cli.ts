@@ -7,6 +7,7 @@ import { ciCommand } from './cli/ci.js';
 import { dataDirCommand } from './cli/data-dir.js';
 import { openCliContext, type CliCommand } from './cli/context.js';
 import { keysCommand } from './cli/keys.js';
+import { mcpCommand } from './cli/mcp.js';
 import { migrateCommand } from './cli/migrate.js';
 import { sessionsCommand } from './cli/sessions.js';
 import { tenantsCommand } from './cli/tenants.js';
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, { run: CliCommand; synopsis: string; summary: str
 /** Commands that talk to a running server over HTTP: they open no stores (a CI runner has none). */
 const HTTP_COMMANDS: Record<string, { run: (args: string[]) => Promise<number>; synopsis: string; summary: string }> = {
   ci: { run: ciCommand, synopsis: 'ci gate --dataset ID ...', summary: 'run a CI gate on a server; exit 1 when the pass rate is below the bar' },
+  mcp: { run: mcpCommand, synopsis: 'mcp [--url URL] [--api-key KEY]', summary: 'MCP server on stdio: read tools over traces, failures, evals, metrics' },
 };
 
 const USAGE = `usage: looptrace <command> [options]        (looptrace <command> --help for its options)

@@ -1,0 +1,126 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { traceFilterShape, traceIdParams, type Span, type Trace, type TraceDetail } from '../../modules/traces/schemas.js';
+import { ApiError, segment, type LooptraceApi } from './api.js';
+import { clip, clipJson, pageShape, registerReadTool, textChars } from './tool.js';
+
+/** The API's filters of GET /v1/traces, with the descriptions an agent needs where the API's are terse. */
+const traceFilters = {
+  ...traceFilterShape,
+  project_id: traceFilterShape.project_id.describe('only traces of this project (list_projects gives the ids); default: every project of the key'),
+  from: traceFilterShape.from.describe('inclusive lower bound of started_at, ISO 8601 with offset, e.g. 2026-11-26T00:00:00Z for "today" in UTC'),
+  to: traceFilterShape.to.describe('inclusive upper bound of started_at, ISO 8601 with offset; >= from'),
+  name: traceFilterShape.name.describe('exact trace name, e.g. the operation "checkout"'),
+  session_id: traceFilterShape.session_id.describe('only the traces of this session (a conversation or user session)'),
+  model: traceFilterShape.model.describe('exact model name of a span, e.g. gpt-4o-mini'),
+  tag_key: traceFilterShape.tag_key.describe('with tag_value: traces with the tag key:value (a tag "env:prod", or tag_map {"env": "prod"})'),
+  tag_value: traceFilterShape.tag_value.describe('with tag_key: traces with the tag key:value'),
+};
+
+const traceId = traceIdParams.shape.id;
+
+/** A trace of a list, its long texts cut. */
+function traceSummary(trace: Trace, chars: number) {
+  return {
+    ...trace,
+    input: clip(trace.input, chars),
+    output: clip(trace.output, chars),
+    error: clip(trace.error, chars),
+    metadata: clipJson(trace.metadata, chars),
+  };
+}
+
+/** A span without the fields that repeat the trace's or are empty for native spans, its long texts cut. */
+function spanView(span: Span, chars: number) {
+  const { tenant_id: _tenant, trace_id: _trace, created_at: _created, otel_trace_id, otel_span_id, otel_parent_span_id, ...rest } = span;
+  return {
+    ...rest,
+    input: clip(span.input, chars),
+    output: clip(span.output, chars),
+    error: clip(span.error, chars),
+    metadata: clipJson(span.metadata, chars),
+    ...(otel_span_id ? { otel_trace_id, otel_span_id, otel_parent_span_id } : {}),
+  };
+}
+
+const failed = (span: Span): boolean => span.error !== null || span.failure_type !== null;
+
+/** Which spans a capped answer shows: failing spans first, then the others, each kept in trace order. */
+function pickSpans(spans: readonly Span[], max: number, onlyErrors: boolean): Span[] {
+  const candidates = onlyErrors ? spans.filter(failed) : spans;
+  if (candidates.length <= max) return [...candidates];
+  const chosen = new Set([...candidates.filter(failed), ...candidates.filter((s) => !failed(s))].slice(0, max));
+  return candidates.filter((s) => chosen.has(s));
+}
+
+export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
+  registerReadTool(
+    server,
+    'list_traces',
+    {
+      title: 'List and search traces',
+      description:
+        'Traces (one run of the LLM application each: a request, a job, an agent turn) newest first, with every filter of GET /v1/traces. ' +
+        'To find failures: failure_type (timeout, rate_limit, invalid_response, context_length), q (full-text search over trace and span names, inputs, outputs and errors, e.g. q="checkout timeout"), ' +
+        'name (exact trace name), from/to (started_at range), latency and token bounds, tags, session, model. ' +
+        'Each trace has error, failure_types, latency_ms, token counts, cost and span_count; inputs, outputs and metadata are cut at text_chars. ' +
+        'Pages: pass next_cursor as cursor while has_more is true. Next step: get_trace for the spans of one trace.',
+      inputSchema: { ...traceFilters, ...pageShape, text_chars: textChars(300, 'inputs, outputs, errors and metadata') },
+    },
+    async ({ text_chars, ...query }) => {
+      const page = await api.get<{ traces: Trace[]; has_more: boolean; next_cursor: string | null }>('/v1/traces', query);
+      return { ...page, traces: page.traces.map((t) => traceSummary(t, text_chars)) };
+    },
+  );
+
+  registerReadTool(
+    server,
+    'get_trace',
+    {
+      title: 'Get one trace with its spans',
+      description:
+        'One trace with its spans (LLM calls, tool calls, retrieval steps...) in order, each with parent_span_id, timing, model, tokens, cost, error and failure_type: ' +
+        'the place to see where and why a run failed. Large traces are summarised: texts are cut at text_chars and at most max_spans spans are shown ' +
+        '(spans with an error first); only_errors shows the failing spans only. spans_omitted says what was left out; get_span gives one span whole. ' +
+        'list_failure_clusters with trace_id gives the failure clusters the trace belongs to.',
+      inputSchema: {
+        id: traceId,
+        text_chars: textChars(500, 'inputs, outputs, errors and metadata'),
+        max_spans: z.number().int().min(1).max(5_000).default(100).describe('at most this many spans are shown, those with an error first (default 100)'),
+        only_errors: z.boolean().default(false).describe('show only the spans that have an error or a failure type'),
+      },
+    },
+    async ({ id, text_chars, max_spans, only_errors }) => {
+      const { spans, ...trace } = await api.get<TraceDetail>(`/v1/traces/${segment(id)}`);
+      const shown = pickSpans(spans, max_spans, only_errors);
+      return {
+        trace: traceSummary(trace, text_chars),
+        spans: shown.map((s) => spanView(s, text_chars)),
+        failing_span_count: spans.filter(failed).length,
+        spans_omitted: spans.length - shown.length,
+      };
+    },
+  );
+
+  registerReadTool(
+    server,
+    'get_span',
+    {
+      title: 'Get one span whole',
+      description:
+        'One span of a trace with its full input, output, error and metadata (for a span whose texts get_trace cut). ' +
+        'Texts longer than text_chars (default 20,000) are still cut, saying so.',
+      inputSchema: {
+        trace_id: traceId,
+        span_id: z.guid().describe('the span id, as get_trace shows it'),
+        text_chars: textChars(20_000, 'input, output, error and metadata'),
+      },
+    },
+    async ({ trace_id, span_id, text_chars }) => {
+      const detail = await api.get<TraceDetail>(`/v1/traces/${segment(trace_id)}`);
+      const span = detail.spans.find((s) => s.id === span_id.toLowerCase());
+      if (!span) throw new ApiError(404, 'not_found', `trace ${trace_id} has no span ${span_id}`, undefined);
+      return spanView(span, text_chars);
+    },
+  );
+}
