@@ -77,6 +77,9 @@ const failedCheckout = aTrace({
 });
 const goodCheckout = aTrace({ name: 'checkout', tags: ['env:prod'], spans: [aSpan({}, at('10:00:00'))] });
 const rateLimited = aTrace({ name: 'support answer', spans: [aSpan({ error: 'Too many requests', status_code: 429 }, at('11:00:00'))] });
+// Span texts too long in all for get_trace to show: it answers from the span tree.
+const BIG_INPUT = 'x'.repeat(40_000);
+const bigTrace = aTrace({ name: 'batch summarise', spans: [0, 1, 2].map((i) => aSpan({ name: `chunk ${i}`, input: BIG_INPUT }, at(`12:00:0${i}`))) });
 const othersCheckout = aTrace({ name: 'checkout', spans: [aSpan({ error: TIMEOUT, status_code: 504 }, at('09:30:00'))] });
 
 let acmeClient: Client;
@@ -88,7 +91,7 @@ beforeAll(async () => {
   other = await createTenant(ctx.app);
   // Failures are clustered for the rules that exist when their traces arrive.
   for (const t of [acme, other]) await create(ctx.app, '/v1/failure-rules', t.auth, aFailureRule({ match: { failure_types: ['timeout', 'rate_limit'] } }));
-  await ingestTraces(ctx.app, acme, [failedCheckout, goodCheckout, rateLimited]);
+  await ingestTraces(ctx.app, acme, [failedCheckout, goodCheckout, rateLimited, bigTrace]);
   await ingestTraces(ctx.app, other, [othersCheckout]);
   // A read-only key is all the MCP server needs.
   const reader = await queryKeyAuth(ctx.app, acme.auth);
@@ -157,13 +160,13 @@ describe('looptrace mcp', () => {
   });
 
   it('pages with limit and cursor', async () => {
-    const first = await json(acmeClient, 'list_traces', { limit: 2 });
-    expect(first.traces).toHaveLength(2);
+    const first = await json(acmeClient, 'list_traces', { limit: 3 });
+    expect(first.traces).toHaveLength(3);
     expect(first.has_more).toBe(true);
-    const second = await json(acmeClient, 'list_traces', { limit: 2, cursor: first.next_cursor });
+    const second = await json(acmeClient, 'list_traces', { limit: 3, cursor: first.next_cursor });
     expect(second).toMatchObject({ has_more: false, next_cursor: null });
     const all = [...first.traces, ...second.traces].map((t: { id: string }) => t.id).sort();
-    expect(all).toEqual([failedCheckout.id, goodCheckout.id, rateLimited.id].sort());
+    expect(all).toEqual([failedCheckout.id, goodCheckout.id, rateLimited.id, bigTrace.id].sort());
   });
 
   it('cuts long texts in summaries, saying how much, and gives one span whole on request', async () => {
@@ -171,12 +174,23 @@ describe('looptrace mcp', () => {
     const loadCart = trace.spans.find((s: { name: string }) => s.name === 'load cart');
     expect(loadCart.input).toBe(`${LONG_INPUT.slice(0, 100)}… [trimmed: ${LONG_INPUT.length - 100} more characters]`);
     expect(trace.spans).toHaveLength(2);
+    expect(trace.span_texts).toBe('included, each cut at 100 characters');
     const capped = await json(acmeClient, 'get_trace', { id: failedCheckout.id, max_spans: 1 });
     expect(capped.spans.map((s: { name: string }) => s.name)).toEqual(['charge card']);
     expect(capped.spans_omitted).toBe(1);
 
     const span = await json(acmeClient, 'get_span', { trace_id: failedCheckout.id, span_id: loadCart.id });
     expect(span).toMatchObject({ id: loadCart.id, name: 'load cart', input: LONG_INPUT, output: 'cart loaded' });
+
+    const big = await json(acmeClient, 'get_trace', { id: bigTrace.id });
+    expect(big.span_texts).toMatch(/^left out: the span inputs and outputs have 120018 characters in all/);
+    expect(big.spans.map((s: { name: string; input_chars: number }) => [s.name, s.input_chars])).toEqual([0, 1, 2].map((i) => [`chunk ${i}`, 40_000]));
+    expect(big.spans[0]).not.toHaveProperty('input');
+    expect(big.trace.input).toBe(bigTrace.input);
+    const chunk = await json(acmeClient, 'get_span', { trace_id: bigTrace.id, span_id: big.spans[1].id, text_chars: 50_000 });
+    expect(chunk.input).toBe(BIG_INPUT);
+    const cut = await json(acmeClient, 'get_span', { trace_id: bigTrace.id, span_id: big.spans[1].id });
+    expect(cut.input).toBe(`${BIG_INPUT.slice(0, 20_000)}… [trimmed: 20000 more characters]`);
   });
 
   it('shows evaluations and compares a metric between two windows', async () => {
@@ -222,13 +236,18 @@ describe('looptrace mcp', () => {
     const theirs = await json(otherClient, 'list_traces', { name: 'checkout' });
     expect(theirs.traces.map((t: { id: string }) => t.id)).toEqual([othersCheckout.id]);
     expect(await toolError(otherClient, 'get_trace', { id: failedCheckout.id })).toMatch(/^Looptrace API error 404 not_found: .+\(request_id .+\)/);
+    const spanId = failedCheckout.spans[0]!.id;
+    expect(await toolError(otherClient, 'get_span', { trace_id: failedCheckout.id, span_id: spanId })).toMatch(/^Looptrace API error 404 not_found: /);
+    expect((await json(acmeClient, 'get_span', { trace_id: failedCheckout.id, span_id: spanId })).id).toBe(spanId);
+    const theirClusters = await json(otherClient, 'list_failure_clusters');
+    expect(theirClusters.clusters.flatMap((c: { example_trace_ids: string[] }) => c.example_trace_ids)).not.toContain(failedCheckout.id);
     const ours = await json(acmeClient, 'list_traces', { name: 'checkout' });
     expect(ours.traces.map((t: { id: string }) => t.id)).not.toContain(othersCheckout.id);
   });
 
   it("surfaces the server's refusals as tool errors with its code and message", async () => {
     expect(await toolError(acmeClient, 'get_trace', { id: '01900000-0000-7000-8000-000000000000' })).toMatch(/^Looptrace API error 404 not_found: /);
-    expect(await toolError(acmeClient, 'get_span', { trace_id: failedCheckout.id, span_id: '01900000-0000-7000-8000-000000000000' })).toMatch(/404 not_found: trace .+ has no span/);
+    expect(await toolError(acmeClient, 'get_span', { trace_id: failedCheckout.id, span_id: '01900000-0000-7000-8000-000000000000' })).toMatch(/^Looptrace API error 404 not_found: /);
     expect(await toolError(acmeClient, 'list_traces', { tag_key: 'env' })).toMatch(/^Looptrace API error 400 error\.tags_filter_incomplete: /);
     expect(await toolError(acmeClient, 'list_traces', { latency_min: 10, latency_max: 5 })).toMatch(/400 bad_request: .*latency_max: must be >= latency_min/);
     // Refused by the tool's own schema before any request.

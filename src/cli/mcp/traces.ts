@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { traceFilterShape, traceIdParams, type Span, type Trace, type TraceDetail } from '../../modules/traces/schemas.js';
-import { ApiError, segment, type LooptraceApi } from './api.js';
+import { spanParams, traceFilterShape, traceIdParams, type Span, type SpanSummary, type Trace, type TraceDetail, type TraceTree } from '../../modules/traces/schemas.js';
+import { segment, type LooptraceApi } from './api.js';
 import { clip, clipJson, pageShape, registerReadTool, textChars } from './tool.js';
 
 /** The API's filters of GET /v1/traces, with the descriptions an agent needs where the API's are terse. */
@@ -30,27 +30,41 @@ function traceSummary(trace: Trace, chars: number) {
   };
 }
 
+/**
+ * Up to this many characters of span inputs and outputs in all, get_trace shows them (cut at
+ * text_chars); above, it answers from the span tree alone and leaves them to get_span, so a trace of
+ * thousands of spans is never read whole.
+ */
+const SMALL_TRACE_CHARS = 100_000;
+
+type AnySpan = Span | SpanSummary;
+
 /** A span without the fields that repeat the trace's or are empty for native spans, its long texts cut. */
-function spanView(span: Span, chars: number) {
+function spanView(span: AnySpan, chars: number) {
   const { tenant_id: _tenant, trace_id: _trace, created_at: _created, otel_trace_id, otel_span_id, otel_parent_span_id, ...rest } = span;
-  return {
-    ...rest,
-    input: clip(span.input, chars),
-    output: clip(span.output, chars),
-    error: clip(span.error, chars),
-    metadata: clipJson(span.metadata, chars),
-    ...(otel_span_id ? { otel_trace_id, otel_span_id, otel_parent_span_id } : {}),
-  };
+  const texts =
+    'input' in span
+      ? { input: clip(span.input, chars), output: clip(span.output, chars), metadata: clipJson(span.metadata, chars) }
+      : {};
+  return { ...rest, ...texts, error: clip(span.error, chars), ...(otel_span_id ? { otel_trace_id, otel_span_id, otel_parent_span_id } : {}) };
 }
 
-const failed = (span: Span): boolean => span.error !== null || span.failure_type !== null;
+const failed = (span: AnySpan): boolean => span.error !== null || span.failure_type !== null;
 
 /** Which spans a capped answer shows: failing spans first, then the others, each kept in trace order. */
-function pickSpans(spans: readonly Span[], max: number, onlyErrors: boolean): Span[] {
+function pickSpans<S extends AnySpan>(spans: readonly S[], max: number, onlyErrors: boolean): S[] {
   const candidates = onlyErrors ? spans.filter(failed) : spans;
   if (candidates.length <= max) return [...candidates];
   const chosen = new Set([...candidates.filter(failed), ...candidates.filter((s) => !failed(s))].slice(0, max));
   return candidates.filter((s) => chosen.has(s));
+}
+
+/** The span tree, or the whole detail when its span texts are small enough to show. */
+async function readTrace(api: LooptraceApi, id: string): Promise<{ trace: TraceTree | TraceDetail; spanTextChars: number }> {
+  const tree = await api.get<TraceTree>(`/v1/traces/${segment(id)}/tree`);
+  const spanTextChars = tree.spans.reduce((n, s) => n + s.input_chars + s.output_chars, 0);
+  if (spanTextChars > SMALL_TRACE_CHARS) return { trace: tree, spanTextChars };
+  return { trace: await api.get<TraceDetail>(`/v1/traces/${segment(id)}`), spanTextChars };
 }
 
 export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
@@ -80,8 +94,9 @@ export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
       title: 'Get one trace with its spans',
       description:
         'One trace with its spans (LLM calls, tool calls, retrieval steps...) in order, each with parent_span_id, timing, model, tokens, cost, error and failure_type: ' +
-        'the place to see where and why a run failed. Large traces are summarised: texts are cut at text_chars and at most max_spans spans are shown ' +
-        '(spans with an error first); only_errors shows the failing spans only. spans_omitted says what was left out; get_span gives one span whole. ' +
+        'the place to see where and why a run failed. Large traces are summarised: texts are cut at text_chars, at most max_spans spans are shown ' +
+        '(spans with an error first; spans_omitted counts the others), and when the span inputs and outputs are very long in all they are left out ' +
+        '(span_texts says so; input_chars and output_chars give their lengths). only_errors shows the failing spans only; get_span gives one span whole. ' +
         'list_failure_clusters with trace_id gives the failure clusters the trace belongs to.',
       inputSchema: {
         id: traceId,
@@ -91,13 +106,18 @@ export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
       },
     },
     async ({ id, text_chars, max_spans, only_errors }) => {
-      const { spans, ...trace } = await api.get<TraceDetail>(`/v1/traces/${segment(id)}`);
-      const shown = pickSpans(spans, max_spans, only_errors);
+      const { trace: read, spanTextChars } = await readTrace(api, id);
+      const { spans, ...trace } = read;
+      const shown = pickSpans<AnySpan>(spans, max_spans, only_errors);
       return {
         trace: traceSummary(trace, text_chars),
         spans: shown.map((s) => spanView(s, text_chars)),
         failing_span_count: spans.filter(failed).length,
         spans_omitted: spans.length - shown.length,
+        span_texts:
+          spanTextChars > SMALL_TRACE_CHARS
+            ? `left out: the span inputs and outputs have ${spanTextChars} characters in all (input_chars and output_chars per span); get_span gives one span whole`
+            : `included, each cut at ${text_chars} characters`,
       };
     },
   );
@@ -112,15 +132,10 @@ export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
         'Texts longer than text_chars (default 20,000) are still cut, saying so.',
       inputSchema: {
         trace_id: traceId,
-        span_id: z.guid().describe('the span id, as get_trace shows it'),
+        span_id: spanParams.shape.span_id.describe('the span id, as get_trace shows it'),
         text_chars: textChars(20_000, 'input, output, error and metadata'),
       },
     },
-    async ({ trace_id, span_id, text_chars }) => {
-      const detail = await api.get<TraceDetail>(`/v1/traces/${segment(trace_id)}`);
-      const span = detail.spans.find((s) => s.id === span_id.toLowerCase());
-      if (!span) throw new ApiError(404, 'not_found', `trace ${trace_id} has no span ${span_id}`, undefined);
-      return spanView(span, text_chars);
-    },
+    async ({ trace_id, span_id, text_chars }) => spanView(await api.get<Span>(`/v1/traces/${segment(trace_id)}/spans/${segment(span_id)}`), text_chars),
   );
 }
