@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import { errorFields, iso, maskMetadata, toText, type ErrorFields, type IngestSpan, type IngestTrace, type Mask } from './records.js';
+
+/** A prompt version a span ran with: monitoring of prompt deployments looks for these two keys. */
+export interface PromptRef {
+  name: string;
+  version: number;
+}
+
+export interface TraceOptions {
+  input?: unknown;
+  sessionId?: string;
+  externalId?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  /** Reported as prompt_name/prompt_version on every span of the trace that does not name its own. */
+  prompt?: PromptRef;
+  /** A trace id of your own (UUID-shaped); by default a random one. */
+  id?: string;
+}
+
+export interface TraceUpdate {
+  name?: string;
+  input?: unknown;
+  output?: unknown;
+  sessionId?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  error?: unknown;
+}
+
+export interface SpanOptions {
+  /** llm, tool, retrieval, agent, chain, embedding… (default 'span'). */
+  type?: string;
+  input?: unknown;
+  model?: string;
+  metadata?: Record<string, unknown>;
+  prompt?: PromptRef;
+}
+
+export interface SpanUpdate {
+  input?: unknown;
+  output?: unknown;
+  model?: string;
+  metadata?: Record<string, unknown>;
+  promptTokens?: number;
+  completionTokens?: number;
+  /** USD; the server prices llm spans by model and tokens when this is absent. */
+  cost?: number;
+  /** An Error (its status code is kept) or a message. */
+  error?: unknown;
+}
+
+/** What a `lt.trace` callback receives. */
+export interface TraceHandle {
+  readonly id: string;
+  /** False when the trace was sampled out or the client is shut down: nothing of it is sent. */
+  readonly recorded: boolean;
+  update(fields: TraceUpdate): void;
+}
+
+/** What a `lt.span` callback receives. */
+export interface SpanHandle {
+  readonly id: string;
+  readonly traceId: string;
+  readonly recorded: boolean;
+  update(fields: SpanUpdate): void;
+}
+
+export interface TraceSink {
+  mask: Mask | undefined;
+  /** A finished trace, ready to send. */
+  finished(trace: IngestTrace): void;
+  /** A span that ended after its trace was sent (the trace waited `maxSpanWaitMs`). */
+  late(): void;
+  /** How long a trace whose callback returned waits for spans still open (a stream not read to its end). */
+  maxSpanWaitMs: number;
+}
+
+/**
+ * One trace being recorded. It is sent when its callback has returned and every span in it has
+ * ended, so a stream consumed after the callback returned is still part of it; a span that never
+ * ends holds it at most `maxSpanWaitMs`.
+ */
+export class TraceState implements TraceHandle {
+  readonly recorded = true;
+  readonly startedAt = Date.now();
+  private endedAt = 0;
+  private readonly spans: IngestSpan[] = [];
+  private open = 0;
+  private returned = false;
+  private sent = false;
+  private waitTimer: NodeJS.Timeout | undefined;
+  private outputSet = false;
+  private fields: Required<Pick<TraceUpdate, 'metadata'>> & Omit<TraceUpdate, 'metadata'>;
+  /** A trace made for a span called outside any trace: it takes that span's input and output. */
+  implicit = false;
+  readonly prompt: PromptRef | undefined;
+
+  constructor(
+    name: string,
+    options: TraceOptions,
+    private readonly sink: TraceSink,
+    private readonly onSent: (trace: TraceState) => void,
+    readonly id: string = options.id ?? randomUUID(),
+  ) {
+    this.prompt = options.prompt;
+    this.fields = {
+      name,
+      input: options.input,
+      sessionId: options.sessionId,
+      tags: options.tags,
+      metadata: { ...options.metadata },
+    };
+    this.externalId = options.externalId;
+  }
+
+  private readonly externalId: string | undefined;
+
+  update(fields: TraceUpdate): void {
+    const { metadata, ...rest } = fields;
+    if ('output' in fields) this.outputSet = true;
+    Object.assign(this.fields, rest);
+    if (metadata) Object.assign(this.fields.metadata, metadata);
+  }
+
+  spanStarted(): void {
+    this.open += 1;
+  }
+
+  spanEnded(span: IngestSpan): void {
+    if (this.sent) {
+      this.sink.late();
+      return;
+    }
+    this.open -= 1;
+    this.spans.push(span);
+    if (this.implicit && span.parent_span_id === null) this.fields = { ...this.fields, input: span.input, output: span.output, error: span.error };
+    this.settle();
+  }
+
+  /** The callback returned (value) or threw (error). */
+  returnedWith(outcome: { value: unknown } | { error: unknown }): void {
+    if ('error' in outcome) this.fields.error = outcome.error;
+    else if (!this.outputSet) this.fields.output = outcome.value;
+    this.endedAt = Date.now();
+    this.returned = true;
+    this.settle();
+  }
+
+  /** Sends what it has now, open spans or not (process exit). */
+  sendNow(): void {
+    if (!this.sent) this.send();
+  }
+
+  private settle(): void {
+    if (!this.returned || this.sent) return;
+    if (this.open <= 0) return this.send();
+    this.waitTimer ??= setTimeout(() => this.send(), this.sink.maxSpanWaitMs).unref();
+  }
+
+  private send(): void {
+    this.sent = true;
+    clearTimeout(this.waitTimer);
+    this.onSent(this);
+    const { mask } = this.sink;
+    const name = this.fields.name ?? 'trace';
+    const where = { type: 'trace', name };
+    const error = this.fields.error === undefined || this.fields.error === null ? undefined : errorFields(this.fields.error).error;
+    const metadata = maskMetadata(this.fields.metadata, mask, where);
+    const endedAt = Math.max(this.endedAt || Date.now(), ...this.spans.map((s) => Date.parse(s.end_time)));
+    this.sink.finished({
+      id: this.id,
+      name,
+      input: (this.implicit ? (this.fields.input as string | undefined) : toText(this.fields.input, mask, { ...where, field: 'input' })) ?? '',
+      output: (this.implicit ? (this.fields.output as string | undefined) : toText(this.fields.output, mask, { ...where, field: 'output' })) ?? '',
+      ...(this.fields.sessionId ? { session_id: this.fields.sessionId } : {}),
+      ...(this.externalId ? { external_id: this.externalId } : {}),
+      ...(this.fields.tags?.length ? { tags: this.fields.tags } : {}),
+      ...(metadata ? { metadata } : {}),
+      ...(error ? { error } : {}),
+      started_at: iso(this.startedAt),
+      ended_at: iso(endedAt),
+      spans: this.spans,
+    });
+  }
+}
+
+/** One span being recorded; `end()` hands it to its trace once (later calls do nothing). */
+export class SpanState implements SpanHandle {
+  readonly recorded = true;
+  readonly id = randomUUID();
+  readonly startedAt = Date.now();
+  private ended = false;
+  private input: unknown;
+  private output: unknown;
+  private outputSet = false;
+  private model: string | undefined;
+  private readonly metadata: Record<string, unknown>;
+  private promptTokens: number | undefined;
+  private completionTokens: number | undefined;
+  private cost: number | undefined;
+  private failure: ErrorFields | undefined;
+
+  constructor(
+    readonly trace: TraceState,
+    readonly parentId: string | null,
+    readonly name: string,
+    readonly type: string,
+    options: SpanOptions,
+    private readonly mask: Mask | undefined,
+  ) {
+    this.input = options.input;
+    this.model = options.model;
+    const prompt = options.prompt ?? trace.prompt;
+    this.metadata = { ...(prompt ? { prompt_name: prompt.name, prompt_version: prompt.version } : {}), ...options.metadata };
+    trace.spanStarted();
+  }
+
+  get traceId(): string {
+    return this.trace.id;
+  }
+
+  update(fields: SpanUpdate): void {
+    if ('input' in fields) this.input = fields.input;
+    if ('output' in fields) {
+      this.output = fields.output;
+      this.outputSet = true;
+    }
+    if (fields.model !== undefined) this.model = fields.model;
+    if (fields.metadata) Object.assign(this.metadata, fields.metadata);
+    if (fields.promptTokens !== undefined) this.promptTokens = fields.promptTokens;
+    if (fields.completionTokens !== undefined) this.completionTokens = fields.completionTokens;
+    if (fields.cost !== undefined) this.cost = fields.cost;
+    if (fields.error !== undefined && fields.error !== null) this.failure = errorFields(fields.error);
+  }
+
+  /** The callback returned (value, kept as output unless one was set) or threw. */
+  end(outcome?: { value: unknown } | { error: unknown }): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (outcome && 'error' in outcome) this.failure = errorFields(outcome.error);
+    else if (outcome && !this.outputSet) this.output = outcome.value;
+    const where = { type: this.type, name: this.name };
+    const input = toText(this.input, this.mask, { ...where, field: 'input' });
+    const output = toText(this.output, this.mask, { ...where, field: 'output' });
+    const metadata = maskMetadata(this.metadata, this.mask, where);
+    this.trace.spanEnded({
+      id: this.id,
+      parent_span_id: this.parentId,
+      name: this.name,
+      type: this.type,
+      ...(input !== undefined ? { input } : {}),
+      ...(output !== undefined ? { output } : {}),
+      ...(this.model ? { model: this.model } : {}),
+      start_time: iso(this.startedAt),
+      end_time: iso(Date.now()),
+      ...(this.promptTokens !== undefined ? { prompt_tokens: this.promptTokens } : {}),
+      ...(this.completionTokens !== undefined ? { completion_tokens: this.completionTokens } : {}),
+      ...(this.cost !== undefined ? { cost: this.cost } : {}),
+      ...this.failure,
+      ...(metadata ? { metadata } : {}),
+    });
+  }
+}
+
+/** Stand-ins handed to callbacks when nothing is recorded (sampled out, shut down). */
+export const unrecordedTrace = (): TraceHandle => ({ id: randomUUID(), recorded: false, update: () => {} });
+export const unrecordedSpan = (traceId: string): SpanHandle => ({ id: randomUUID(), traceId, recorded: false, update: () => {} });
