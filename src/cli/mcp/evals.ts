@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { compareQuery, listEvalsQuery, type EvalComparison, type Evaluation } from '../../modules/evals/schemas.js';
 import { segment, type LooptraceApi } from './api.js';
-import { clip, pageShape, registerReadTool, textChars } from './tool.js';
+import { clip, registerListTool, registerReadTool } from './tool.js';
 
 const { limit: _limit, cursor: _cursor, ...evalFilters } = listEvalsQuery.shape;
 const instant = (what: string) => z.iso.datetime({ offset: true }).describe(`${what}, ISO 8601 with offset`);
@@ -10,8 +10,9 @@ const instant = (what: string) => z.iso.datetime({ offset: true }).describe(`${w
 const evaluationView = (e: Evaluation, chars: number) => ({ ...e, reasoning: clip(e.reasoning, chars), scored_output: clip(e.scored_output, chars) });
 
 export function registerEvalTools(server: McpServer, api: LooptraceApi): void {
-  registerReadTool(
+  registerListTool(
     server,
+    api,
     'list_evaluations',
     {
       title: 'List evaluations',
@@ -19,12 +20,10 @@ export function registerEvalTools(server: McpServer, api: LooptraceApi): void {
         'Evaluations (a score of one trace by an LLM judge or a builtin check, for a named metric), newest first: status, score, passed, ' +
         'threshold, the judge reasoning, the trace it scored. Filter by trace_id to see how a trace was judged, by metric_name and from/to (created_at) ' +
         'for a metric over a period, by status (failed = the evaluation itself failed, see error).',
-      inputSchema: { ...evalFilters, ...pageShape, text_chars: textChars(500, 'reasoning and scored output') },
+      filters: evalFilters,
+      text: { chars: 500, what: 'reasoning and scored output' },
     },
-    async ({ text_chars, ...query }) => {
-      const page = await api.get<{ evals: Evaluation[]; has_more: boolean; next_cursor: string | null }>('/v1/evals', query);
-      return { ...page, evals: page.evals.map((e) => evaluationView(e, text_chars)) };
-    },
+    { path: '/v1/evals', key: 'evals', view: evaluationView },
   );
 
   registerReadTool(

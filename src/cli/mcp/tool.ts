@@ -2,7 +2,7 @@ import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/m
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ShapeOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { z } from 'zod';
-import { ApiError, ServerUnreachable } from './api.js';
+import { ApiError, ServerUnreachable, type LooptraceApi, type QueryValues } from './api.js';
 
 type Shape = Record<string, z.ZodType>;
 
@@ -87,3 +87,22 @@ export const textChars = (fallback: number, what: string) =>
     .max(100_000)
     .default(fallback)
     .describe(`${what} longer than this many characters are cut, saying how much was left out (default ${fallback})`);
+
+/**
+ * A list tool over a paged API route (`{ [key]: items, has_more, next_cursor }`): the route's
+ * filters, the agent-sized page, and each item through `view` with its texts cut at text_chars.
+ */
+export function registerListTool<S extends Shape, Item>(
+  server: McpServer,
+  api: LooptraceApi,
+  name: string,
+  config: { title: string; description: string; filters: S; text: { chars: number; what: string } },
+  list: { path: string; key: string; view: (item: Item, chars: number) => unknown },
+): void {
+  const inputSchema = { ...config.filters, ...pageShape, text_chars: textChars(config.text.chars, config.text.what) };
+  registerReadTool(server, name, { title: config.title, description: config.description, inputSchema }, async (args) => {
+    const { text_chars, ...query } = args as { text_chars: number } & QueryValues;
+    const page = await api.get<Record<string, unknown>>(list.path, query);
+    return { ...page, [list.key]: (page[list.key] as Item[]).map((item) => list.view(item, text_chars)) };
+  });
+}

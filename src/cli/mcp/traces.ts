@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { spanParams, traceFilterShape, traceIdParams, type Span, type SpanSummary, type Trace, type TraceDetail, type TraceTree } from '../../modules/traces/schemas.js';
 import { segment, type LooptraceApi } from './api.js';
-import { clip, clipJson, pageShape, registerReadTool, textChars } from './tool.js';
+import { clip, clipJson, registerListTool, registerReadTool, textChars } from './tool.js';
 
 /** The API's filters of GET /v1/traces, with the descriptions an agent needs where the API's are terse. */
 const traceFilters = {
@@ -68,8 +68,9 @@ async function readTrace(api: LooptraceApi, id: string): Promise<{ trace: TraceT
 }
 
 export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
-  registerReadTool(
+  registerListTool(
     server,
+    api,
     'list_traces',
     {
       title: 'List and search traces',
@@ -79,12 +80,10 @@ export function registerTraceTools(server: McpServer, api: LooptraceApi): void {
         'name (exact trace name), from/to (started_at range), latency and token bounds, tags, session, model. ' +
         'Each trace has error, failure_types, latency_ms, token counts, cost and span_count; inputs, outputs and metadata are cut at text_chars. ' +
         'Pages: pass next_cursor as cursor while has_more is true. Next step: get_trace for the spans of one trace.',
-      inputSchema: { ...traceFilters, ...pageShape, text_chars: textChars(300, 'inputs, outputs, errors and metadata') },
+      filters: traceFilters,
+      text: { chars: 300, what: 'inputs, outputs, errors and metadata' },
     },
-    async ({ text_chars, ...query }) => {
-      const page = await api.get<{ traces: Trace[]; has_more: boolean; next_cursor: string | null }>('/v1/traces', query);
-      return { ...page, traces: page.traces.map((t) => traceSummary(t, text_chars)) };
-    },
+    { path: '/v1/traces', key: 'traces', view: traceSummary },
   );
 
   registerReadTool(
