@@ -60,7 +60,7 @@ export async function mcpCommand(args: string[]): Promise<number> {
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => process.stdin.once('end', resolve));
   await server.connect(transport);
-  process.stderr.write(`looptrace mcp: serving ${baseUrl} on stdio\n`);
+  process.stderr.write(`looptrace mcp: serving ${baseUrl} on stdio, for an MCP client to drive (docs/mcp.md)\n`);
   await closed;
   await server.close();
   return 0;

@@ -12,6 +12,7 @@ const jsonText = (value: unknown): CallToolResult => ({ content: [{ type: 'text'
 const HINTS: Record<number, string> = {
   401: ' The API key (LOOPTRACE_API_KEY or --api-key) is missing, wrong or revoked.',
   429: ' Rate limited: wait a little before the next call.',
+  503: ' The server is briefly unavailable: retry in a few seconds.',
 };
 
 /** A refusal as a tool error the agent can act on: status, the server's code and message, and its request id. */
