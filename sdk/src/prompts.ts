@@ -39,7 +39,9 @@ export interface GetPromptOptions {
 
 interface Entry {
   prompt: Prompt;
-  freshUntil: number;
+  fetchedAt: number;
+  /** After a failed refresh: not tried again before this. */
+  retryAt: number;
   refreshing: Promise<void> | undefined;
 }
 
@@ -75,12 +77,13 @@ export class PromptCache {
     const ttl = options.cacheTtlMs ?? this.defaultTtlMs;
     const entry = this.entries.get(key);
     if (entry) {
-      if (Date.now() >= entry.freshUntil) entry.refreshing ??= this.refresh(key, name, options, ttl, entry);
+      const now = Date.now();
+      if (now - entry.fetchedAt >= ttl && now >= entry.retryAt) entry.refreshing ??= this.refresh(key, name, options.projectId, entry);
       return entry.prompt;
     }
     try {
       const prompt = await this.fetch(name, options.projectId);
-      this.entries.set(key, { prompt, freshUntil: Date.now() + ttl, refreshing: undefined });
+      this.entries.set(key, { prompt, fetchedAt: Date.now(), retryAt: 0, refreshing: undefined });
       return prompt;
     } catch (err) {
       if (options.fallback !== undefined) return new Prompt(name, 0, null, options.projectId ?? null, options.fallback, 'fallback');
@@ -88,14 +91,14 @@ export class PromptCache {
     }
   }
 
-  private async refresh(key: string, name: string, options: GetPromptOptions, ttl: number, entry: Entry): Promise<void> {
+  private async refresh(key: string, name: string, projectId: string | undefined, entry: Entry): Promise<void> {
     try {
-      const prompt = await this.fetch(name, options.projectId);
-      this.entries.set(key, { prompt, freshUntil: Date.now() + ttl, refreshing: undefined });
+      const prompt = await this.fetch(name, projectId);
+      this.entries.set(key, { prompt, fetchedAt: Date.now(), retryAt: 0, refreshing: undefined });
     } catch {
       const { prompt } = entry;
       const stale = new Prompt(prompt.name, prompt.version, prompt.versionId, prompt.projectId, prompt.content, 'cache');
-      this.entries.set(key, { prompt: stale, freshUntil: Date.now() + Math.min(ttl, RETRY_FAILED_REFRESH_MS), refreshing: undefined });
+      this.entries.set(key, { prompt: stale, fetchedAt: entry.fetchedAt, retryAt: Date.now() + RETRY_FAILED_REFRESH_MS, refreshing: undefined });
     }
   }
 
