@@ -17,6 +17,6 @@ describe('clip', () => {
 
   it('replaces metadata whose JSON is too long by its cut JSON text', () => {
     expect(clipJson({ a: 1 }, 100)).toEqual({ a: 1 });
-    expect(clipJson({ note: 'x'.repeat(50) }, 10)).toBe('{"note":"x… [trimmed: 50 more characters]');
+    expect(clipJson({ note: 'x'.repeat(50) }, 10)).toBe('{"note":"x… [trimmed: 51 more characters]');
   });
 });
