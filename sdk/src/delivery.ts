@@ -58,6 +58,8 @@ export class Delivery {
   private inFlightIds = new Set<string>();
   private inFlightAbort: AbortController | undefined;
   private retryAt = 0;
+  /** Lowered when the server finds a request too large (413): its body limit does not change. */
+  private batchLimit: number;
   private timer: NodeJS.Timeout | undefined;
   private readonly counts: Omit<LooptraceStats, 'queued' | 'inFlight' | 'dropped' | 'droppedByReason'> = {
     sent: 0,
@@ -75,7 +77,9 @@ export class Delivery {
   constructor(
     private readonly api: ApiClient,
     private readonly options: DeliveryOptions,
-  ) {}
+  ) {
+    this.batchLimit = options.maxBatchSize;
+  }
 
   enqueue(trace: IngestTrace): void {
     if (this.queue.length >= this.options.maxQueueSize) return this.drop('queue_full', 1, 'the queue is full: traces are made faster than the server takes them');
@@ -149,7 +153,7 @@ export class Delivery {
 
   private async pump(): Promise<void> {
     while (this.queue.length > 0 && this.retryAt <= Date.now()) {
-      const batch = this.queue.splice(0, this.options.maxBatchSize);
+      const batch = this.queue.splice(0, this.batchLimit);
       await this.send(batch).catch((err: unknown) => this.problem(`delivery failed: ${String(err)}`, 'internal'));
     }
   }
@@ -163,6 +167,11 @@ export class Delivery {
       const { status, headers, json } = await this.api.request('POST', '/v1/ingest/batch', { traces: batch.map((p) => p.trace) }, this.inFlightAbort.signal);
       const results = (json as { results?: { index: number; status: number; code?: string; error?: string }[] } | undefined)?.results;
       if (!Array.isArray(results) || results.length !== batch.length) {
+        if (status === 413 && batch.length > 1) {
+          this.batchLimit = Math.ceil(batch.length / 2);
+          this.queue.unshift(...batch);
+          return;
+        }
         if (retryable(status)) return this.retry(batch, retryAfterMs(headers), `POST /v1/ingest/batch answered ${status}`);
         this.counts.failedRequests += 1;
         return this.drop('rejected', batch.length, `POST /v1/ingest/batch answered ${status}: ${describe(json)}`);

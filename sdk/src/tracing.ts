@@ -192,7 +192,8 @@ export class SpanState implements SpanHandle {
   readonly id = randomUUID();
   readonly startedAt = Date.now();
   private ended = false;
-  private input: unknown;
+  /** Recorded as text when given: the caller may change the object afterwards (a growing message list). */
+  private input: string | undefined;
   private output: unknown;
   private outputSet = false;
   private model: string | undefined;
@@ -210,7 +211,7 @@ export class SpanState implements SpanHandle {
     options: SpanOptions,
     private readonly mask: Mask | undefined,
   ) {
-    this.input = options.input;
+    this.input = toText(options.input, mask, { type, name, field: 'input' });
     this.model = options.model;
     const prompt = options.prompt ?? trace.prompt;
     this.metadata = { ...(prompt ? { prompt_name: prompt.name, prompt_version: prompt.version } : {}), ...options.metadata };
@@ -222,7 +223,7 @@ export class SpanState implements SpanHandle {
   }
 
   update(fields: SpanUpdate): void {
-    if ('input' in fields) this.input = fields.input;
+    if ('input' in fields) this.input = toText(fields.input, this.mask, { type: this.type, name: this.name, field: 'input' });
     if ('output' in fields) {
       this.output = fields.output;
       this.outputSet = true;
@@ -242,7 +243,7 @@ export class SpanState implements SpanHandle {
     if (outcome && 'error' in outcome) this.failure = errorFields(outcome.error);
     else if (outcome && !this.outputSet) this.output = outcome.value;
     const where = { type: this.type, name: this.name };
-    const input = toText(this.input, this.mask, { ...where, field: 'input' });
+    const input = this.input;
     const output = toText(this.output, this.mask, { ...where, field: 'output' });
     const metadata = maskMetadata(this.metadata, this.mask, where);
     this.trace.spanEnded({

@@ -66,6 +66,18 @@ describe('a server that fails and recovers', () => {
     await lt.shutdown();
   });
 
+  it('a batch too large for the server (413) is split until it fits', async () => {
+    const lt = new h.sdk.Looptrace({ baseUrl: proxy.url, apiKey: h.tenant.apiKey, flushAt: 1_000, onError: quiet });
+    proxy.log.length = 0;
+    proxy.fail({ status: 413 });
+    const ids = [1, 2, 3].map((i) => lt.trace(`part ${i}`, (trace) => trace.id));
+    await lt.flush();
+    expect(proxy.log.map((r) => r.outcome)).toEqual(['413', 'forwarded', 'forwarded']);
+    expect(lt.stats()).toMatchObject({ sent: 3, dropped: 0, retried: 0 });
+    for (const id of ids) expect((await h.storedTrace(id)).id).toBe(id);
+    await lt.shutdown();
+  });
+
   it('a refused trace is dropped and counted, the rest of its batch stored', async () => {
     const problems: string[] = [];
     const lt = new h.sdk.Looptrace({ baseUrl: h.url, apiKey: h.tenant.apiKey, flushAt: 1_000, onError: (e) => problems.push(e.message) });

@@ -92,7 +92,13 @@ describe('traces and spans', () => {
       }),
     ).toThrow(failure);
     expect(lt.span('sync', () => 42)).toBe(42);
+    const steps = ['first'];
+    const snapshot = await lt.span('snapshot', { input: steps }, async (span) => {
+      steps.push('added later'); // the input is recorded as it was when the span started
+      return span.traceId;
+    });
     await lt.flush();
+    expect((await h.storedTrace(snapshot)).spans[0]!.input).toBe('["first"]');
     const trace = await h.storedTrace(id);
     expect(trace).toMatchObject({ name: 'lonely', input: 'q', error: 'TypeError: bad input' });
     expect(trace.spans.map((s) => [s.name, s.error])).toEqual([['lonely', 'TypeError: bad input']]);
