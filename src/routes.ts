@@ -30,6 +30,7 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 import { failureRoutes } from './modules/failures/routes.js';
 import { anomalyRoutes } from './modules/anomalies/routes.js';
 import { searchRoutes } from './modules/search/routes.js';
+import { sqlRoutes } from './modules/sql/routes.js';
 import { controlConfigRoutes } from './modules/control/config-routes.js';
 import { controlRoutes } from './modules/control/routes.js';
 import { promptDeploymentRoutes } from './modules/prompts/deployment-routes.js';
@@ -68,6 +69,7 @@ export async function registerModuleRoutes(app: FastifyInstance, deps: AppDeps):
   await app.register(failureRoutes);
   await app.register(anomalyRoutes);
   await app.register(searchRoutes);
+  await app.register(sqlRoutes);
   await app.register(controlConfigRoutes);
   await app.register(controlRoutes);
   await app.register(promptRoutes);

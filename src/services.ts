@@ -18,6 +18,8 @@ import { searchIndexRepository } from './modules/search/index-repo.js';
 import { HnswIndexer } from './modules/search/indexer.js';
 import { searchRepository } from './modules/search/repo.js';
 import { SearchService } from './modules/search/service.js';
+import { sqlRepository } from './modules/sql/repo.js';
+import { SqlService } from './modules/sql/service.js';
 import { searchStateRepository } from './modules/search/state-repo.js';
 import { apiKeyRepository } from './modules/apikeys/repo.js';
 import { ApiKeyService } from './modules/apikeys/service.js';
@@ -191,6 +193,7 @@ export function buildServices(deps: ServiceDeps) {
   const evalRules = new EvalRuleService(evalRuleRepo, projects, tenants, evalScorer);
   const evals = new EvalService(evaluationRepository(deps.sql), evalRules, evalScorer, traces, tenants, evalQueue, controlSignals);
   const onlineEvals = new OnlineEvaluator(evalRuleRepo, evals, traces, evalQueue);
+  const sql = new SqlService(sqlRepository(deps.ch), deps.redis, deps.config.redisPrefix);
   const traceExports = new TraceExportService(traceRepo, traceExportRepository(deps.ch));
   const sessions = new SessionService(sessionRepository(deps.ch), traces);
   const datasets = new DatasetService(datasetRepository(deps.sql), datasetExports(deps.sql, clickHouseParquet(deps.ch)), traces);
@@ -233,7 +236,7 @@ export function buildServices(deps: ServiceDeps) {
     sql: deps.sql, ch: deps.ch, log, projects, registry: traceRegistry, evals, feedback, failures, controlSignals, webhooks, anomalies, ingestStats,
   });
   const compliance = new ComplianceService(tenants, retention, { llmConnections, webhooks }, audit, dataSubjectRequests);
-  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, ingestCounters, ingestStats, traceRegistry, prices, ingestWrites, jobs, otlpIngest, otlpExport, metricsDirty, metrics, metricsRollup, pricing };
+  return { compliance, retention, dataSubjectRequests, dashboardSignIn, members, prompts, promptDeployments, promptLifecycle, ci, billing, dlq, savedFilters, controlConfig, controlTrigger, controlSettler, controlExecutor, controlActions, search, spanEmbedder, hnswIndexer, failures, failureDetector, anomalies, webhooks, datasets, datasetRuns, llmConnections, evals, evalRules, onlineEvals, feedback, traces, traceExports, sql, sessions, projects, apiKeys, tenants, auditAnchors, audit, me, ingest, ingestCounters, ingestStats, traceRegistry, prices, ingestWrites, jobs, otlpIngest, otlpExport, metricsDirty, metrics, metricsRollup, pricing };
 }
 
 export type Services = ReturnType<typeof buildServices>;

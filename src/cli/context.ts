@@ -52,6 +52,7 @@ function lazyClickHouse(config: Config): ClickHouseStore {
     async rowsFromPrimary<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings) {
       return (await open()).rowsFromPrimary<T>(name, query, params, settings);
     },
+    text: async (name, query, format) => (await open()).text(name, query, format),
     insert: async (table, values, columns) => (await open()).insert(table, values, columns),
     async *stream(query, params, format) {
       yield* (await open()).stream(query, params, format);

@@ -23,7 +23,7 @@ export interface AccessPolicy {
   rateBucket?: RateBucket;
   /** Audit action recorded for successful state changes; `false` only for routes that change nothing. */
   audit?: string | false;
-  /** A POST that changes nothing (its query does not fit a URL, e.g. a search vector): may be scope 'read', with `audit: false`. */
+  /** A POST that changes nothing (its query does not fit a URL, e.g. a search vector): may be scope 'read', with `audit: false` or an action when such reads are audited (tenant SQL). */
   readOnly?: true;
 }
 
@@ -59,7 +59,7 @@ export function assertRouteHasPolicy(route: RouteOptions): void {
   if (policy.public) return;
   if (methods.some((m) => MUTATING.has(m))) {
     if (policy.readOnly) {
-      if (methods.some((m) => m !== 'POST') || policy.audit !== false) throw new Error(`route ${label} is readOnly: POST only, with audit false`);
+      if (methods.some((m) => m !== 'POST') || policy.audit === undefined) throw new Error(`route ${label} is readOnly: POST only, with audit false or an action`);
       return;
     }
     if (policy.scope !== 'write') throw new Error(`route ${label} changes state but is not scope 'write'`);

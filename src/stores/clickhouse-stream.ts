@@ -1,7 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Session } from 'chdb';
 
-export type StreamFormat = 'CSV' | 'JSONEachRow' | 'Parquet';
+export type StreamFormat = 'CSV' | 'CSVWithNames' | 'JSONEachRow' | 'Parquet';
 
 /**
  * Part of a query result as the engine formatted it, with the number of records it holds. With
@@ -18,8 +18,12 @@ export interface ResultChunk {
  * in memory whole. The @clickhouse/client adapter of chDB materialises every result before handing
  * it over; chDB's own streaming sessions do not, and the HTTP client streams by nature.
  */
+export type TextFormat = 'JSONCompact' | 'TabSeparatedRaw';
+
 export interface ResultStreamer {
   stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
+  /** A bounded answer whole, on a connection of its own (see embeddedStreamer). */
+  text(query: string, format: TextFormat): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -50,6 +54,25 @@ export function embeddedStreamer(chPath: string, database: string): ResultStream
         else idle.push(session);
       }
     },
+    /**
+     * On a session of the pool, never the shared client's: after a query fails part-way, chDB hands
+     * the output it had formatted to the next query of the same session (seen with 3.4.0:
+     * a timed-out JSONCompact answer arrived in front of the next JSONEachRow). A session whose
+     * query failed is closed, never reused, so no one else's query can receive that output.
+     */
+    async text(query, format) {
+      const session = await acquire();
+      let result;
+      try {
+        result = await session.queryAsync(query, { format });
+      } catch (err) {
+        session.close();
+        throw err;
+      }
+      if (closed) session.close();
+      else idle.push(session);
+      return result.text();
+    },
     async close() {
       closed = true;
       for (const session of idle.splice(0)) session.close();
@@ -71,7 +94,7 @@ export function serverStreamer(client: ClickHouseClient): ResultStreamer {
         return;
       }
       const result = await client.query({ query, query_params: params, format });
-      const countRecord = format === 'CSV' ? csvRecordCounter() : () => 1;
+      const countRecord = format === 'JSONEachRow' ? () => 1 : csvRecordCounter();
       for await (const rows of result.stream()) {
         let text = '';
         let records = 0;
@@ -81,6 +104,10 @@ export function serverStreamer(client: ClickHouseClient): ResultStreamer {
         }
         yield { data: Buffer.from(text), rows: records };
       }
+    },
+    async text(query, format) {
+      const result = await client.query({ query, format });
+      return result.text();
     },
     async close() {},
   };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Config } from '../config.js';
 import { observeStoreCall } from '../platform/metrics.js';
-import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat } from './clickhouse-stream.js';
+import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat, type TextFormat } from './clickhouse-stream.js';
 
 /**
  * The one way to ClickHouse. With `CLICKHOUSE_READ_URL` (server mode) there are two servers behind
@@ -30,6 +30,8 @@ export interface ClickHouseStore {
   /** As `rows`, on the primary (CLICKHOUSE_URL): sees every write acknowledged so far. */
   rowsFromPrimary<T>(name: string, query: string, params?: Record<string, unknown>, settings?: ClickHouseSettings): Promise<T[]>;
   /** JSONEachRow objects; with `columns`, JSONCompactEachRow arrays in that order (cheaper to encode and parse). */
+  /** A named SELECT's whole answer as text in `format`, from the read URL, on a connection of its own: for bounded answers only. */
+  text(name: string, query: string, format: TextFormat): Promise<string>;
   insert(table: string, values: readonly object[], columns?: readonly string[]): Promise<void>;
   command(name: string, query: string, params?: Record<string, unknown>): Promise<void>;
   /** A SELECT's result as formatted bytes from the read URL, pulled chunk by chunk (constant memory for any result size). */
@@ -110,6 +112,7 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
       selectRows<T>(reader, name, query, params, settings),
     rowsFromPrimary: <T>(name: string, query: string, params: Record<string, unknown> = {}, settings: ClickHouseSettings = {}) =>
       selectRows<T>(client, name, query, params, settings),
+    text: (name: string, query: string, format: TextFormat) => observeStoreCall('clickhouse', name, () => streamer.text(query, format)),
     async insert(table: string, values: readonly object[], columns?: readonly string[]) {
       if (values.length === 0) return;
       const rows = columns

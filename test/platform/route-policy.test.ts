@@ -67,10 +67,10 @@ describe('every registered route', () => {
     expect(bad.map(label)).toEqual([]);
   });
 
-  it('is read-only only as a POST that audits nothing, and only where the query cannot be a URL', () => {
+  it('is read-only only as a POST, only where the query cannot be a URL, audited only where such reads are (tenant SQL)', () => {
     const readOnly = routes.filter((r) => r.access?.readOnly);
-    expect(readOnly.map(label)).toEqual(['POST /v1/search/spans']);
-    expect(readOnly.filter((r) => r.access?.audit !== false).map(label)).toEqual([]);
+    expect(readOnly.map(label).sort()).toEqual(['POST /v1/search/spans', 'POST /v1/sql']);
+    expect(readOnly.filter((r) => r.access?.audit !== false).map((r) => [label(r), r.access?.audit])).toEqual([['POST /v1/sql', 'sql.query']]);
   });
 
   it('is public only if it is on the allowlist, and then only for reads', () => {
@@ -194,11 +194,13 @@ describe('assertRouteHasPolicy', () => {
     );
   });
 
-  it('takes a read-only POST only with audit false, and read-only for no other method', () => {
+  it('takes a read-only POST with audit false or an action, never without a word on audit, and read-only for no other method', () => {
     const search: AccessPolicy = { tokens: ANY_TOKEN, roles: ALL_ROLES, scope: 'read', readOnly: true, audit: false };
     expect(() => assertRouteHasPolicy(route('POST', search))).not.toThrow();
-    expect(() => assertRouteHasPolicy(route('POST', { ...search, audit: 'x.y' }))).toThrow(/readOnly: POST only, with audit false/);
-    expect(() => assertRouteHasPolicy(route('PUT', search))).toThrow(/readOnly: POST only, with audit false/);
+    expect(() => assertRouteHasPolicy(route('POST', { ...search, audit: 'x.y' }))).not.toThrow();
+    const { audit: _audit, ...silent } = search;
+    expect(() => assertRouteHasPolicy(route('POST', silent))).toThrow(/readOnly: POST only, with audit false or an action/);
+    expect(() => assertRouteHasPolicy(route('PUT', search))).toThrow(/readOnly: POST only, with audit false or an action/);
   });
 
   it('accepts complete policies', () => {
