@@ -121,6 +121,7 @@ describe('failures', () => {
     const clusterUrl = /\/failures\/clusters\/[0-9a-f-]{36}$/;
 
     // The trace links back to its failure cluster.
+    await page.getByRole('tab', { name: 'Failure clusters' }).click();
     const link = page.locator('.trace-clusters').getByRole('link', { name: 'Timeout' });
     await link.waitFor(WAIT);
     expect(await page.locator('.trace-clusters').textContent()).toContain('(3 traces)');

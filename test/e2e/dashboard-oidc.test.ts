@@ -169,21 +169,22 @@ describe('the web dashboard with single sign-on', () => {
     expect([bytes.subarray(0, 4).toString(), bytes.subarray(-4).toString()]).toEqual(['PAR1', 'PAR1']);
   });
 
-  it('opens a trace from the keyboard and shows its span tree as a waterfall', async () => {
+  it('opens a trace from the keyboard and shows its span tree beside its timeline', async () => {
     await page.locator('table.traces tbody tr').first().focus();
     await page.keyboard.press('Enter');
     await page.waitForURL(`${appUrl}/traces/${checkout.id}`, WAIT);
     await page.getByRole('heading', { name: 'checkout', level: 1 }).waitFor(WAIT);
 
-    const spans = page.locator('.waterfall li button');
+    const tree = page.getByRole('tree', { name: 'Spans' });
+    const spans = tree.getByRole('treeitem');
     expect(await spans.allTextContents()).toEqual([
       expect.stringContaining('plan order'),
       expect.stringContaining('price items'),
       expect.stringContaining('call payment llm'),
     ]);
-    // Children are indented under their parent; bars sit on the trace's time line.
-    const indent = (i: number) => spans.nth(i).locator('.span-name').evaluate((el) => (el as unknown as { style: { paddingLeft: string } }).style.paddingLeft);
-    expect([await indent(0), await indent(1)]).toEqual(['0rem', '1.25rem']);
+    // Children are nested under their parent; bars sit on the trace's time line.
+    const levels = await spans.evaluateAll((els) => els.map((el) => (el as unknown as { getAttribute(name: string): string | null }).getAttribute('aria-level')));
+    expect(levels.slice(0, 2)).toEqual(['1', '2']);
     const bar = (i: number) => spans.nth(i).locator('.span-bar').evaluate((el) => (el as unknown as { style: { left: string; width: string } }).style.left);
     expect([await bar(0), await bar(1), await bar(2)]).toEqual(['0%', '5%', '50%']);
 
@@ -193,7 +194,7 @@ describe('the web dashboard with single sign-on', () => {
     await page.getByText('Failure type:').first().waitFor(WAIT);
 
     // ↓ moves along the spans, Enter shows one.
-    await spans.first().focus();
+    await tree.focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');

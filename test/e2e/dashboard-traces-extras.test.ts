@@ -72,6 +72,7 @@ describe('trace extras and sessions in the dashboard', () => {
   it('adds feedback from the trace detail: listed on the page and stored', async () => {
     await page.goto(`${appUrl}/traces/${checkout.id}`);
     await page.getByRole('heading', { name: 'checkout', level: 1 }).waitFor(WAIT);
+    await page.getByRole('tab', { name: 'Feedback' }).click();
     await page.getByText('No feedback on this trace yet.').waitFor(WAIT);
 
     await page.getByLabel('Score (0 to 1)').fill('0.9');
@@ -88,6 +89,7 @@ describe('trace extras and sessions in the dashboard', () => {
   });
 
   it('evaluates the trace with a builtin check and lists the evaluation', async () => {
+    await page.getByRole('tab', { name: 'Evaluations' }).click();
     await page.getByLabel(/^Scorer/).selectOption('builtin');
     await page.getByLabel(/^Check/).selectOption('json_valid');
     await page.getByRole('button', { name: 'Evaluate' }).click();
@@ -114,9 +116,9 @@ describe('trace extras and sessions in the dashboard', () => {
     await page.getByRole('link', { name: SESSION, exact: true }).click();
     await page.waitForURL(`${appUrl}/sessions/${SESSION}`, WAIT);
     await page.getByRole('heading', { name: `Session ${SESSION}`, level: 1 }).waitFor(WAIT);
-    const rows = page.locator('table.traces tbody tr');
-    await expect.poll(() => rows.count(), WAIT).toBe(2);
-    expect(await rows.allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('checkout'), expect.stringContaining('follow-up question')]));
+    const turns = page.locator('.session-turns > li');
+    await expect.poll(() => turns.count(), WAIT).toBe(2);
+    expect(await turns.locator('.session-turn-head a').allTextContents()).toEqual(['checkout', 'follow-up question']);
     expect(await seriousA11yViolations(page)).toEqual([]);
 
     await page.getByRole('link', { name: 'follow-up question' }).click();
@@ -134,7 +136,7 @@ describe('trace extras and sessions in the dashboard', () => {
     await screenshot(page, 'sessions');
     await rows.getByRole('link', { name: 'session-other' }).click();
     await page.waitForURL(`${appUrl}/sessions/session-other`, WAIT);
-    await expect.poll(() => page.locator('table.traces tbody tr').count(), WAIT).toBe(1);
+    await expect.poll(() => page.locator('.session-turns > li').count(), WAIT).toBe(1);
   });
 
   it('saves the current filters under a name and loads them back in a fresh page', async () => {
@@ -181,10 +183,11 @@ describe('trace extras and sessions in the dashboard', () => {
 
     await seen.goto(`${appUrl}/traces/${checkout.id}`);
     await seen.getByRole('heading', { name: 'checkout', level: 1 }).waitFor(WAIT);
-    expect(await seen.getByRole('button', { name: 'Add feedback' }).isDisabled()).toBe(true);
     expect(await seen.getByRole('button', { name: 'Evaluate' }).isDisabled()).toBe(true);
-    await seen.getByText('Adding feedback: needs the owner or member role (you are viewer).').waitFor(WAIT);
     await seen.getByText('Evaluating: needs the owner or member role (you are viewer).').waitFor(WAIT);
+    await seen.getByRole('tab', { name: 'Feedback' }).click();
+    expect(await seen.getByRole('button', { name: 'Add feedback' }).isDisabled()).toBe(true);
+    await seen.getByText('Adding feedback: needs the owner or member role (you are viewer).').waitFor(WAIT);
     // The feedback the member added is there for the viewer too.
     await seen.getByText('Exactly what the customer wanted').waitFor(WAIT);
     expect(await seriousA11yViolations(seen)).toEqual([]);
@@ -251,7 +254,7 @@ describe('OTel ids on the trace detail', () => {
     expect(await fact('Span id').count()).toBe(0);
     expect(await page.locator('main').textContent()).not.toContain('00000000-0000-0000-');
 
-    await page.locator('.waterfall li button', { hasText: 'llm call' }).click();
+    await page.getByRole('tree', { name: 'Spans' }).getByRole('treeitem').filter({ hasText: 'llm call' }).click();
     await page.getByRole('heading', { name: 'Span: llm call' }).waitFor(WAIT);
     expect(await fact('OTel span id').locator('code').textContent()).toBe(childHex);
     expect(await fact('OTel parent span id').textContent()).toBe(rootHex);

@@ -43,7 +43,7 @@ export function spanForest(spans: TreeSpan[]): SpanForest {
     finish = Math.max(finish, Date.parse(span.end_time));
   }
   const durationMs = spans.length === 0 ? 0 : Math.max(finish - start, 0);
-  const scale = (ms: number) => (durationMs === 0 ? 0 : (ms / durationMs) * 100);
+  const scale = (ms: number) => (durationMs === 0 ? 0 : (ms * 100) / durationMs);
 
   const nodes: SpanNode[] = [];
   // Iterative: a chain of 10,000 nested spans would overflow a recursive walk.

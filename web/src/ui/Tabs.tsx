@@ -1,4 +1,5 @@
 import { useRef, useState, type KeyboardEvent, type ReactNode } from 'react';
+import './tabs.css';
 
 export interface Tab {
   id: string;
@@ -22,7 +23,7 @@ export function Tabs({ label, tabs }: { label: string; tabs: Tab[] }) {
     buttons.current.get(next.id)?.focus();
   };
   return (
-    <div className="tabs">
+    <div className="tab-set">
       <div role="tablist" aria-label={label}>
         {tabs.map((tab) => (
           <button

@@ -200,7 +200,7 @@ function SpanRow({ node, index, top, expanded, focused, open, match, onClick, on
       style={{ top }}
       onClick={onClick}
     >
-      <span className="span-tree-name" style={{ paddingLeft: `${Math.min(node.depth, 40) * 0.9}rem` }}>
+      <span className="span-tree-name" title={span.name} style={{ paddingLeft: `${Math.min(node.depth, 40) * 0.9}rem` }}>
         <span
           className="span-toggle"
           aria-hidden="true"

@@ -6,6 +6,7 @@ import { ACTION_STATES, ACTION_TYPES } from '../../control/ActionsPage';
 import { clusterTypeLabel } from '../../failures/clusters';
 import { ErrorNotice } from '../../ui/ErrorNotice';
 import { ListState, LoadMore } from '../../ui/lists';
+import { Reason, usePermission } from '../../ui/permission';
 import { failureTypeLabel } from '../filters';
 import { formatCount, formatTime } from '../format';
 
@@ -60,14 +61,23 @@ export function TraceClusters({ traceId }: { traceId: string }) {
 
 /** The control loop's actions on this trace (retries, fallbacks, escalations), newest first. */
 export function TraceActions({ traceId }: { traceId: string }) {
+  const allowed = usePermission('GET /v1/control/actions');
+  return (
+    <section aria-labelledby="actions-title">
+      <h2 id="actions-title">Control actions</h2>
+      {allowed.allowed ? <ActionList traceId={traceId} /> : <Reason id="actions-reason" permission={allowed} what="The control loop's actions" />}
+    </section>
+  );
+}
+
+function ActionList({ traceId }: { traceId: string }) {
   const list = usePages(
     `trace-actions:${traceId}`,
     (cursor, signal) => unwrap(api.GET('/v1/control/actions', { params: { query: { trace_id: traceId, limit: 50, cursor } }, signal })),
     (page) => page.actions,
   );
   return (
-    <section aria-labelledby="actions-title">
-      <h2 id="actions-title">Control actions</h2>
+    <>
       <ListState list={list} loading="Loading the control actions…" empty={<p className="muted">No control action on this trace.</p>} />
       {list.items.length > 0 && (
         <table className="list">
@@ -99,6 +109,6 @@ export function TraceActions({ traceId }: { traceId: string }) {
         </table>
       )}
       <LoadMore list={list} label="Load more control actions" />
-    </section>
+    </>
   );
 }
