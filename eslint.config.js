@@ -37,7 +37,8 @@ const moduleBoundaries = readdirSync(new URL('./src/modules/', import.meta.url),
 export default defineConfig(
   // bench/.data/ holds generated benchmark inputs (gitignored), not source.
   // web/dist/ is the built dashboard; web/src/api/schema.d.ts is generated (npm run web:types).
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/.data/', 'web/dist/', 'web/src/api/schema.d.ts'] },
+  // sdk/dist/ is the SDK's tsc output (npm run build in sdk/); examples install their own node_modules.
+  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'bench/.data/', 'web/dist/', 'web/src/api/schema.d.ts', 'sdk/dist/', 'examples/*/node_modules/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Delivery, type LooptraceStats } from './delivery.js';
 import { ApiClient, retryable } from './http.js';
 import { PromptCache } from './prompts.js';
+import { settledWithin, sleep } from './timing.js';
 import type { IngestTrace, Mask } from './records.js';
 import {
   SpanState,
@@ -224,7 +225,7 @@ export class Looptrace {
     let last: FeedbackResult = { ok: false, status: null, error: 'not sent' };
     try {
       const open = this.open.get(input.traceId);
-      if (open) await Promise.race([open.sent, sleep(deadline - Date.now())]);
+      if (open) await settledWithin(open.sent, deadline - Date.now());
       if (this.delivery.has(input.traceId)) await this.delivery.flush(deadline);
       for (let attempt = 0; attempt < 4; attempt += 1) {
         if (attempt > 0) await sleep(250 * 2 ** attempt);
@@ -320,4 +321,3 @@ export class Looptrace {
   };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, ms)));

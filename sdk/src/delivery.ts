@@ -1,5 +1,6 @@
 import { ApiClient, retryAfterMs, retryable } from './http.js';
 import type { IngestTrace } from './records.js';
+import { settledWithin, sleep } from './timing.js';
 
 export type DropReason = 'queue_full' | 'rejected' | 'retries_exhausted' | 'exit' | 'shutdown' | 'late_span';
 
@@ -42,7 +43,6 @@ const BACKOFF_BASE_MS = 500;
 const BACKOFF_CAP_MS = 30_000;
 const RETRY_AFTER_CAP_MS = 120_000;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Finished traces on their way to POST /v1/ingest/batch: a bounded queue, sent in batches (when
@@ -109,7 +109,7 @@ export class Delivery {
   async flush(deadline: number, abandon = false): Promise<void> {
     for (;;) {
       this.kick();
-      if (this.sending) await Promise.race([this.sending, sleep(Math.max(0, deadline - Date.now()))]);
+      if (this.sending) await settledWithin(this.sending, deadline - Date.now());
       if (this.queue.length === 0 && !this.sending) return;
       const now = Date.now();
       if (now >= deadline) {
