@@ -155,6 +155,15 @@ describe('OpenAI wrapper', () => {
     expect(span.metadata).toMatchObject({ provider: 'openai', stream: false, temperature: 0, finish_reason: 'stop' });
   });
 
+  it('a call read through .asResponse() leaves the body to the caller; its span ends when the response arrives', async () => {
+    const client = lt.wrapOpenAI(openai());
+    const trace = await traced(async () => {
+      const raw = await client.chat.completions.create({ model: 'gpt-4o-mini', messages }).asResponse();
+      expect((await raw.json()).choices[0].message.content).toBe('echo: capital of France');
+    });
+    expect(spanNamed(trace, 'openai.chat.completions')).toMatchObject({ model: 'gpt-4o-mini', output: '', error: null });
+  });
+
   it('chat completions streaming: the caller reads the stream untouched, the span records it when it ends', async () => {
     const bare = openai();
     const wrapped = lt.wrapOpenAI(openai());

@@ -111,8 +111,9 @@ const safely = (fn: () => void) => {
  * read once, by the caller, when the caller wants it (`.withResponse()` keeps working).
  */
 function observeResult(result: unknown, hooks: ResultHooks): void {
-  const api = result as { parseResponse?: unknown; responsePromise?: unknown } | null;
+  const api = result as { parseResponse?: unknown; responsePromise?: unknown; parse?: unknown; asResponse?: unknown } | null;
   if (api && typeof api.parseResponse === 'function' && typeof (api.responsePromise as PromiseLike<unknown> | undefined)?.then === 'function') {
+    observeRawOnly(api, hooks);
     const parse = api.parseResponse as Method;
     api.parseResponse = async function (this: unknown, ...args: unknown[]) {
       let value: unknown;
@@ -136,6 +137,30 @@ function observeResult(result: unknown, hooks: ResultHooks): void {
     return;
   }
   hooks.value(result);
+}
+
+/**
+ * A caller who takes the raw Response (`.asResponse()`) reads the body itself: the span then ends
+ * when the response arrives, without output. `.withResponse()` asks for the parsed body first, so
+ * its span still records the answer.
+ */
+function observeRawOnly(api: { parse?: unknown; asResponse?: unknown }, hooks: ResultHooks): void {
+  const parse = api.parse;
+  const asResponse = api.asResponse;
+  if (typeof parse !== 'function' || typeof asResponse !== 'function') return;
+  let parsed = false;
+  api.parse = function (this: unknown, ...args: unknown[]) {
+    parsed = true;
+    return (parse as Method).apply(this, args);
+  };
+  api.asResponse = function (this: unknown, ...args: unknown[]) {
+    const raw = (asResponse as Method).apply(this, args) as Promise<unknown>;
+    raw.then(
+      () => setImmediate(() => parsed || safely(() => hooks.value(undefined))),
+      () => undefined,
+    );
+    return raw;
+  };
 }
 
 /**
