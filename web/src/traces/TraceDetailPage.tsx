@@ -1,6 +1,5 @@
 import { useEffect, useMemo, useState } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
-import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
 import { sessionPath } from '../sessions/paths';
 import { CopyText } from '../ui/CopyText';
@@ -9,7 +8,8 @@ import { DetailState } from '../ui/lists';
 import { JsonBlock } from '../ui/Payload';
 import { Tabs } from '../ui/Tabs';
 import { formatCost, formatCount, formatDuration, formatTime } from './format';
-import { spanForest, type TraceTree } from './spanTree';
+import { spanForest } from './spanTree';
+import { loadTree, type TraceTree } from './view/api';
 import { TraceEvaluations, TraceFeedback } from './TraceExtras';
 import { PayloadView } from './view/PayloadView';
 import { SpanPanel } from './view/SpanPanel';
@@ -36,8 +36,6 @@ export function TraceDetailPage() {
     </>
   );
 }
-
-const loadTree = (id: string, signal: AbortSignal): Promise<TraceTree> => unwrap(api.GET('/v1/traces/{id}/tree', { params: { path: { id } }, signal }));
 
 function TraceView({ trace }: { trace: TraceTree }) {
   const forest = useMemo(() => spanForest(trace.spans), [trace.spans]);

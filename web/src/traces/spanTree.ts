@@ -1,14 +1,22 @@
-import type { Ok } from '../api/client';
-
-/** GET /v1/traces/{id}/tree: the trace and its spans without their input, output and metadata. */
-export type TraceTree = Ok<'/v1/traces/{id}/tree'>;
-export type TreeSpan = TraceTree['spans'][number];
-/** GET /v1/traces/{id}/spans/{span_id}: one span, whole. */
-export type FullSpan = Ok<'/v1/traces/{id}/spans/{span_id}'>;
+/**
+ * The fields of a span the tree is made of (a span of GET /v1/traces/{id}/tree has them); no
+ * import, so the model is tested without the dashboard's API client.
+ */
+export interface TreeSpan {
+  id: string;
+  parent_span_id: string | null;
+  start_time: string;
+  end_time: string;
+  name: string;
+  type: string;
+  model: string;
+  error: string | null;
+  failure_type: string | null;
+}
 
 /** A span in tree order (each parent before its children, siblings by start time). */
-export interface SpanNode {
-  span: TreeSpan;
+export interface SpanNode<S extends TreeSpan = TreeSpan> {
+  span: S;
   depth: number;
   /** The index of its parent in the tree order, -1 for a root. */
   parent: number;
@@ -22,16 +30,16 @@ export interface SpanNode {
   width: number;
 }
 
-export interface SpanForest {
-  nodes: SpanNode[];
+export interface SpanForest<S extends TreeSpan = TreeSpan> {
+  nodes: SpanNode<S>[];
   durationMs: number;
 }
 
 /** The spans as a tree in depth-first order. A span whose parent is not in the trace is a root. */
-export function spanForest(spans: TreeSpan[]): SpanForest {
+export function spanForest<S extends TreeSpan>(spans: S[]): SpanForest<S> {
   const ids = new Set(spans.map((s) => s.id));
   const starts = new Map(spans.map((s) => [s.id, Date.parse(s.start_time)]));
-  const children = new Map<string | null, TreeSpan[]>();
+  const children = new Map<string | null, S[]>();
   let start = Infinity;
   let finish = -Infinity;
   for (const span of spans) {
@@ -45,9 +53,9 @@ export function spanForest(spans: TreeSpan[]): SpanForest {
   const durationMs = spans.length === 0 ? 0 : Math.max(finish - start, 0);
   const scale = (ms: number) => (durationMs === 0 ? 0 : (ms * 100) / durationMs);
 
-  const nodes: SpanNode[] = [];
+  const nodes: SpanNode<S>[] = [];
   // Iterative: a chain of 10,000 nested spans would overflow a recursive walk.
-  const stack: { span: TreeSpan; depth: number; parent: number; position: number; siblings: number }[] = [];
+  const stack: { span: S; depth: number; parent: number; position: number; siblings: number }[] = [];
   const push = (parentId: string | null, depth: number, parent: number) => {
     const list = (children.get(parentId) ?? []).sort((a, b) => starts.get(a.id)! - starts.get(b.id)!);
     for (let i = list.length - 1; i >= 0; i -= 1) stack.push({ span: list[i]!, depth, parent, position: i + 1, siblings: list.length });
@@ -78,7 +86,7 @@ export function spanMatches(span: TreeSpan, query: string): boolean {
  * The indexes of the rows shown: without a search, every node whose ancestors are all expanded;
  * with one, the matching nodes and their ancestors (whatever is collapsed), so a match is never hidden.
  */
-export function visibleRows(nodes: SpanNode[], collapsed: ReadonlySet<string>, query: string): number[] {
+export function visibleRows(nodes: SpanNode<TreeSpan>[], collapsed: ReadonlySet<string>, query: string): number[] {
   const rows: number[] = [];
   if (query.trim() === '') {
     for (let i = 0; i < nodes.length; ) {

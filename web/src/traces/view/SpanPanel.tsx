@@ -1,11 +1,10 @@
-import { api, unwrap } from '../../api/client';
 import { useApi } from '../../api/useApi';
 import { CopyText } from '../../ui/CopyText';
 import { ErrorNotice } from '../../ui/ErrorNotice';
 import { Fact } from '../../ui/Fact';
 import { JsonBlock } from '../../ui/Payload';
 import { formatCost, formatCount, formatDuration, formatTime } from '../format';
-import type { FullSpan, TreeSpan } from '../spanTree';
+import { loadSpan, type TraceTreeSpan } from './api';
 import { PayloadView } from './PayloadView';
 import { Problems } from './TraceRelated';
 
@@ -13,7 +12,7 @@ import { Problems } from './TraceRelated';
  * The open span: what the tree knows at once, then its input, output and metadata, fetched when
  * it is opened (a trace's tree leaves them out: they are most of its bytes).
  */
-export function SpanPanel({ traceId, span }: { traceId: string; span: TreeSpan }) {
+export function SpanPanel({ traceId, span }: { traceId: string; span: TraceTreeSpan }) {
   const full = useApi(`span:${traceId}:${span.id}`, (signal) => loadSpan(traceId, span.id, signal));
   return (
     <section className="span-detail" aria-labelledby="span-title">
@@ -49,6 +48,3 @@ export function SpanPanel({ traceId, span }: { traceId: string; span: TreeSpan }
     </section>
   );
 }
-
-const loadSpan = (id: string, spanId: string, signal: AbortSignal): Promise<FullSpan> =>
-  unwrap(api.GET('/v1/traces/{id}/spans/{span_id}', { params: { path: { id, span_id: spanId } }, signal }));

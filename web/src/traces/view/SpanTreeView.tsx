@@ -2,6 +2,9 @@ import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { failureTypeLabel } from '../filters';
 import { formatCost, formatCount, formatDuration } from '../format';
 import { spanMatches, visibleRows, type SpanForest, type SpanNode } from '../spanTree';
+import type { TraceTreeSpan } from './api';
+
+type Node = SpanNode<TraceTreeSpan>;
 
 /** Row height in px: fixed, so the rows in view follow from the scroll position alone. */
 export const ROW_HEIGHT = 30;
@@ -10,7 +13,7 @@ const MAX_HEIGHT = 600;
 const OVERSCAN = 12;
 
 interface Props {
-  forest: SpanForest;
+  forest: SpanForest<TraceTreeSpan>;
   openId: string | undefined;
   onOpen: (spanId: string) => void;
 }
@@ -38,7 +41,7 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
   const focusRow = Math.max(rows.indexOf(focus), 0);
   const focused = rows[focusRow];
 
-  const toggle = (node: SpanNode, expand?: boolean) => {
+  const toggle = (node: Node, expand?: boolean) => {
     const id = node.span.id;
     const isCollapsed = collapsed.has(id);
     if (expand === !isCollapsed) return;
@@ -172,7 +175,7 @@ function rendered(first: number, last: number, focusRow: number): number[] {
 const rowId = (index: number) => `span-row-${index}`;
 
 interface RowProps {
-  node: SpanNode;
+  node: Node;
   index: number;
   top: number;
   expanded: boolean | undefined;
