@@ -46,8 +46,12 @@ export function embeddedStreamer(chPath: string, database: string): ResultStream
     async *stream(query, params, format) {
       const session = await acquire();
       try {
+        let chunks = 0;
         for await (const chunk of session.queryStreamBind(query, params, { format })) {
-          yield { data: Buffer.from(chunk.raw()), rows: chunk.numRows };
+          const data = Buffer.from(chunk.raw());
+          // chDB writes CSVWithNames' header line at the top of every chunk: the first one is the file's.
+          yield { data: format === 'CSVWithNames' && chunks > 0 ? withoutHeaderLine(data) : data, rows: chunk.numRows };
+          chunks += 1;
         }
       } finally {
         if (closed) session.close();
@@ -111,6 +115,16 @@ export function serverStreamer(client: ClickHouseClient): ResultStreamer {
     },
     async close() {},
   };
+}
+
+/** `data` after its first CSV record (the header line; a quoted name may hold a newline). */
+function withoutHeaderLine(data: Buffer): Buffer {
+  let insideQuotes = false;
+  for (let i = 0; i < data.length; i += 1) {
+    if (data[i] === 0x22) insideQuotes = !insideQuotes;
+    else if (data[i] === 0x0a && !insideQuotes) return data.subarray(i + 1);
+  }
+  return Buffer.alloc(0);
 }
 
 /**

@@ -73,6 +73,9 @@ describe('POST /v1/sql', () => {
     expect(csv.statusCode, csv.body).toBe(200);
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     expect(csv.body.trim().split('\n')).toEqual(['"name","prompt_tokens","cost"', ...json.rows.map((r) => `"${String(r[0])}",${String(r[1])},${String(r[2])}`)]);
+    // An answer in several blocks (each UNION branch is one): one header line still.
+    const many = await runSql(mine, 'SELECT 1 AS n UNION ALL SELECT 2 UNION ALL SELECT 3', 'csv');
+    expect(many.body.trim().split('\n').sort()).toEqual(['"n"', '1', '2', '3']);
     const parquet = await runSql(mine, query, 'parquet');
     expect(parquet.statusCode).toBe(200);
     const bytes = parquet.rawPayload;
