@@ -16,7 +16,10 @@ import './styles.css';
 function page<Name extends string>(load: () => Promise<Record<Name, ComponentType>>, name: Name) {
   return lazy(() => load().then((module) => ({ default: module[name] })));
 }
-const TraceDetailPage = page(() => import('./traces/TraceDetailPage'), 'TraceDetailPage');
+const loadTraceDetail = () => import('./traces/TraceDetailPage');
+// Opened at a trace's address, the trace view's chunk is fetched alongside GET /v1/me, not after it.
+if (/^\/traces\/[^/]+$/.test(window.location.pathname)) void loadTraceDetail();
+const TraceDetailPage = page(loadTraceDetail, 'TraceDetailPage');
 const ApiKeysPage = page(() => import('./admin/ApiKeysPage'), 'ApiKeysPage');
 const AuditLogPage = page(() => import('./admin/AuditLogPage'), 'AuditLogPage');
 const LlmConnectionsPage = page(() => import('./admin/LlmConnectionsPage'), 'LlmConnectionsPage');
@@ -41,6 +44,7 @@ const DatasetsPage = page(() => import('./evals/DatasetsPage'), 'DatasetsPage');
 const EvalRulesPage = page(() => import('./evals/EvalRulesPage'), 'EvalRulesPage');
 const EvaluationsPage = page(() => import('./evals/EvaluationsPage'), 'EvaluationsPage');
 const RunPage = page(() => import('./evals/RunPage'), 'RunPage');
+const SqlPage = page(() => import('./sql/SqlPage'), 'SqlPage');
 const MetricsPage = lazy(() => import('./metrics/MetricsPage'));
 
 createRoot(document.getElementById('root')!).render(
@@ -81,6 +85,7 @@ createRoot(document.getElementById('root')!).render(
           <Route path="failures/clusters/:id" element={<ClusterDetailPage />} />
           <Route path="failures/rules" element={<FailureRulesPage />} />
           <Route path="metrics" element={<MetricsPage />} />
+          <Route path="sql" element={<SqlPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Route>
       </Routes>

@@ -129,6 +129,7 @@ export const ACCESS = {
   "POST /v1/prompts/deployments/{id}/rollback": {"tokens":["session"],"roles":["owner"],"plan":"team"},
   "POST /v1/saved-filters": {"tokens":["session"],"roles":["owner","member"],"plan":null},
   "POST /v1/search/spans": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":"pro"},
+  "POST /v1/sql": {"tokens":["apikey","session"],"roles":["owner","member","viewer"],"plan":"pro"},
   "POST /v1/webhooks": {"tokens":["apikey","session"],"roles":["owner","member"],"plan":"pro"},
   "POST /v1/webhooks/{id}/test": {"tokens":["apikey","session"],"roles":["owner","member"],"plan":"pro"},
   "PUT /v1/model-prices/{model}": {"tokens":["apikey","session"],"roles":["owner","member"],"plan":null},

@@ -15926,6 +15926,192 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run one read-only SELECT over the tenant's traces, spans and metrics
+         * @description ClickHouse SQL over the tables traces, spans, metrics_1m: the caller's tenant only, with the API's column names (docs/sql.md). Refused with 400 sql.refused and a reason: anything but one SELECT, table functions, other databases and system tables, SETTINGS, FORMAT and INTO OUTFILE, functions that read outside the tables (dictGet, joinGet, getSetting, …). 400 sql.invalid_query: what the engine found wrong (syntax, unknown column, types). Bounded: 10 s, 100,000,000 rows read, 256 MiB of result (else 400 sql.limit_exceeded), 2 queries of a tenant at once (else 429 sql.too_many_queries with Retry-After), the query rate limit. JSON answers at most 10,000 rows (truncated: true when cut); csv and parquet are streamed, at most 1,000,000 rows. Every query is recorded in the audit log (action sql.query).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description one SELECT over the tables traces, spans, metrics_1m (docs/sql.md lists their columns); a trailing ';' is allowed; at most 20,000 characters (else 400 sql.query_too_long) */
+                        query: string;
+                        /**
+                         * @description json (default): the answer below; csv: text/csv with a header row; parquet: application/vnd.apache.parquet
+                         * @default json
+                         * @enum {string}
+                         */
+                        format?: "json" | "csv" | "parquet";
+                    };
+                };
+            };
+            responses: {
+                /** @description SqlResult */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            columns: {
+                                name: string;
+                                /** @description the ClickHouse type, e.g. String, UInt64, DateTime64(3, 'UTC') */
+                                type: string;
+                            }[];
+                            /** @description one array per row, values in column order: numbers as numbers, timestamps as ISO 8601 text, Map and tuples as objects/arrays */
+                            rows: unknown[][];
+                            /** @description rows the engine read to answer (of the tenant's data) */
+                            rows_read: number;
+                            /** @description time the engine spent */
+                            elapsed_ms: number;
+                            /** @description true when the result had more rows than the row limit and was cut there */
+                            truncated: boolean;
+                        };
+                    };
+                };
+                /**
+                 * @description - `bad_request`: The request is malformed: invalid JSON, or a value of the wrong type or shape (`details` names each field).
+                 *     - `sql.refused`: The SQL is not one SELECT over traces, spans and metrics_1m, or uses what tenant SQL does not allow (table functions, other databases, SETTINGS, FORMAT, functions that read outside the tables); `reason` says which.
+                 *     - `sql.invalid_query`: ClickHouse could not run the SQL as written (syntax, unknown column or function, types); the message is the engine's and `engine_code` its error code.
+                 *     - `sql.query_too_long`: The SQL text is longer than the accepted maximum.
+                 *     - `sql.limit_exceeded`: The query went past a bound of tenant SQL (execution time, rows read, result size or memory): narrow it (a time range, a LIMIT, fewer columns).
+                 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "bad_request" | "sql.refused" | "sql.invalid_query" | "sql.query_too_long" | "sql.limit_exceeded";
+                        };
+                    };
+                };
+                /** @description - `unauthorized`: No credential, or one that is malformed, expired, revoked or unknown. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "unauthorized";
+                        };
+                    };
+                };
+                /**
+                 * @description - `plan_upgrade_required`: The tenant's plan is below `required_plan`.
+                 *     - `seats_quota_exceeded`: The plan's seats (active and invited members; Starter: 3) are all taken: an invitation, or a first sign-in without one, is refused; `required_plan` names a plan with more.
+                 */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "plan_upgrade_required" | "seats_quota_exceeded";
+                        };
+                    };
+                };
+                /** @description - `payload_too_large`: The body exceeds the size limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "payload_too_large";
+                        };
+                    };
+                };
+                /** @description - `unsupported_media_type`: The Content-Type (or Content-Encoding) is not accepted. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "unsupported_media_type";
+                        };
+                    };
+                };
+                /** @description - `validation_error`: A required field is missing (`details` names each). */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "validation_error";
+                        };
+                    };
+                };
+                /**
+                 * @description - `rate_limited`: The tenant's per-minute limit for this operation's rate bucket is spent; retry after `retry_after` seconds (also the Retry-After header).
+                 *     - `sql.too_many_queries`: The tenant's SQL queries already running are at their maximum; retry after the Retry-After header.
+                 */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "rate_limited" | "sql.too_many_queries";
+                        };
+                    };
+                };
+                /** @description - `internal_error`: An unexpected failure; it is logged and its message is not shown. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        };
+                    };
+                };
+                /** @description - `service_unavailable`: A backing store did not answer, or an earlier write of the same trace is still in flight; retry after the Retry-After header. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"] & {
+                            /** @enum {unknown} */
+                            code?: "service_unavailable";
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/model-routes": {
         parameters: {
             query?: never;

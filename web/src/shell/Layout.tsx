@@ -10,6 +10,7 @@ import { PageOutlet } from './PageBoundary';
 const GATED_PAGES: GatedPage[] = [
   { label: 'Sessions', to: '/sessions', operation: 'GET /v1/sessions' },
   { label: 'Metrics', to: '/metrics', operation: 'GET /v1/metrics' },
+  { label: 'SQL', to: '/sql', operation: 'POST /v1/sql' },
   { label: 'Failures', to: '/failures', operation: 'GET /v1/failures/clusters' },
   { label: 'Evaluations', to: '/evals', operation: 'GET /v1/eval-rules' },
   { label: 'Datasets', to: '/datasets', operation: 'GET /v1/datasets' },

@@ -3,6 +3,7 @@ import { ErrorNotice } from './ErrorNotice';
 
 const FORMATS = { csv: 'CSV', jsonl: 'JSONL', parquet: 'Parquet' } as const;
 type ExportFormat = keyof typeof FORMATS;
+const ALL_FORMATS = Object.keys(FORMATS) as ExportFormat[];
 
 /**
  * Hands a file the page fetched to the browser as a download: the export endpoints need the
@@ -17,13 +18,23 @@ export function saveFile(file: Blob, name: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** CSV, JSONL and Parquet buttons for one export; the one running says so, a failure is shown below them. */
-export function ExportButtons({ name, text, download }: { name: string; text: string; download: (format: ExportFormat) => Promise<void> }) {
+/** A button per format (CSV, JSONL and Parquet unless `formats` says fewer) for one export; the one running says so, a failure is shown below them. */
+export function ExportButtons<F extends ExportFormat = ExportFormat>({
+  name,
+  text,
+  download,
+  formats = ALL_FORMATS as F[],
+}: {
+  name: string;
+  text: string;
+  download: (format: F) => Promise<void>;
+  formats?: readonly F[];
+}) {
   const exporting = useAction();
   return (
     <div className="export" role="group" aria-label={name}>
       <span>{text}</span>
-      {(Object.keys(FORMATS) as ExportFormat[]).map((format) => (
+      {formats.map((format) => (
         <button key={format} type="button" onClick={() => void exporting.run(format, () => download(format))} disabled={exporting.busy !== null}>
           {exporting.busy === format ? 'Exporting…' : FORMATS[format]}
         </button>
