@@ -4,7 +4,7 @@ import { SQL_EXAMPLES } from '../../web/src/sql/examples.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { bearer, startApp, type TestContext } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
-import { WAIT, checkPage, ensureWebBuilt, launchChromium, openFromNav, signInForDevelopment } from '../helpers/web.js';
+import { WAIT, checkPage, ensureWebBuilt, launchChromium, openFromNav, signInForDevelopment, watchProblems } from '../helpers/web.js';
 import { pollUntil } from '../helpers/workers.js';
 
 /**
@@ -34,8 +34,8 @@ let context: BrowserContext;
 let page: Page;
 let pro: { tenant_id: string; api_key: string };
 let starter: { tenant_id: string; api_key: string };
-/** Console errors, uncaught exceptions and 4xx/5xx answers of the page, since the last test. */
-let problems: string[] = [];
+/** Console errors, uncaught exceptions and 4xx/5xx answers of the page, since the last test began. */
+let problems: string[];
 
 const sql = (apiKey: string, query: string) => ctx.app.inject({ method: 'POST', url: '/v1/sql', headers: bearer(apiKey), payload: { query } });
 const editor = () => page.getByLabel('Query', { exact: true });
@@ -62,13 +62,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()} ${m.location().url}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('response', (r) => {
-    if (r.status() >= 400) problems.push(`${r.status()} ${r.request().method()} ${r.url()}`);
-  });
+  problems = watchProblems(page);
 });
 
 afterAll(async () => {
@@ -77,7 +71,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  problems = [];
+  problems.length = 0;
 });
 
 describe('the SQL page on the Pro plan', () => {
@@ -124,7 +118,7 @@ describe('the SQL page on the Pro plan', () => {
     expect(await resultTable().count()).toBe(0);
     await checkPage(page);
     // The refusal is the only failed request, and the browser's own note of it the only console error.
-    expect(problems.sort()).toEqual([`400 POST ${appUrl}/v1/sql`, `console: Failed to load resource: the server responded with a status of 400 (Bad Request) ${appUrl}/v1/sql`]);
+    expect([...problems].sort()).toEqual([`400 POST ${appUrl}/v1/sql`, `console: Failed to load resource: the server responded with a status of 400 (Bad Request) ${appUrl}/v1/sql`]);
   });
 
   it('inserts an example, runs it, and keeps the last query for the next visit', async () => {

@@ -43,6 +43,22 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
+/**
+ * Console errors, uncaught exceptions and 4xx/5xx answers of the page, one line each, collected from
+ * now on into the array returned (empty it, `problems.length = 0`, to start over).
+ */
+export function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()} ${m.location().url}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+  });
+  return problems;
+}
+
 /** How long a browser test waits for the page: generous, the machine may be busy. */
 export const WAIT = { timeout: 30_000 };
 
