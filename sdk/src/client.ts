@@ -189,9 +189,8 @@ export class Looptrace {
       const active = this.context.getStore();
       if (active && 'unrecorded' in active) return undefined;
       if (active) return new SpanState(active.trace, active.span?.id ?? null, name, options.type ?? 'span', options, this.options.mask);
-      const trace = this.startTrace(name, {});
+      const trace = this.startTrace(name, {}, true);
       if (!trace) return undefined;
-      trace.implicit = true;
       const span = new SpanState(trace, null, name, options.type ?? 'span', options, this.options.mask);
       trace.returnedWith({ value: undefined });
       return span;
@@ -277,7 +276,7 @@ export class Looptrace {
     return this.delivery.stats();
   }
 
-  private startTrace(name: string, options: TraceOptions): TraceState | undefined {
+  private startTrace(name: string, options: TraceOptions, implicit = false): TraceState | undefined {
     if (!this.enabled || this.closed) return undefined;
     if (this.sampleRate < 1 && Math.random() >= this.sampleRate) {
       this.delivery.sampledOut();
@@ -291,10 +290,11 @@ export class Looptrace {
       finished: (body: IngestTrace) => this.delivery.enqueue(body),
       late: () => this.delivery.drop('late_span', 1, 'a span ended after its trace was sent (maxSpanWaitMs)'),
     };
-    const trace = new TraceState(name, options, sink, (t) => {
+    const onSent = (t: TraceState) => {
       this.open.delete(t.id);
       markSent();
-    });
+    };
+    const trace = new TraceState(name, options, sink, onSent, implicit);
     this.open.set(trace.id, { trace, sent, markSent });
     return trace;
   }

@@ -85,43 +85,54 @@ export interface TraceSink {
 export class TraceState implements TraceHandle {
   readonly recorded = true;
   readonly startedAt = Date.now();
+  readonly prompt: PromptRef | undefined;
   private endedAt = 0;
   private readonly spans: IngestSpan[] = [];
   private open = 0;
   private returned = false;
   private sent = false;
   private waitTimer: NodeJS.Timeout | undefined;
+  private name: string;
+  /** Recorded as text when given, like a span's. */
+  private input: string | undefined;
+  private output: unknown;
   private outputSet = false;
-  private fields: Required<Pick<TraceUpdate, 'metadata'>> & Omit<TraceUpdate, 'metadata'>;
-  /** A trace made for a span called outside any trace: it takes that span's input and output. */
-  implicit = false;
-  readonly prompt: PromptRef | undefined;
+  private error: unknown;
+  private sessionId: string | undefined;
+  private tags: string[] | undefined;
+  private readonly externalId: string | undefined;
+  private readonly metadata: Record<string, unknown>;
+  /** A trace made for one span called outside any trace takes that span's (already masked) input, output and error. */
+  private adopted: Pick<IngestSpan, 'input' | 'output' | 'error'> | undefined;
 
   constructor(
     name: string,
     options: TraceOptions,
     private readonly sink: TraceSink,
     private readonly onSent: (trace: TraceState) => void,
+    private readonly implicit = false,
     readonly id: string = options.id ?? randomUUID(),
   ) {
+    this.name = name;
     this.prompt = options.prompt;
-    this.fields = {
-      name,
-      input: options.input,
-      sessionId: options.sessionId,
-      tags: options.tags,
-      metadata: { ...options.metadata },
-    };
+    this.input = this.text(options.input, 'input');
+    this.sessionId = options.sessionId;
     this.externalId = options.externalId;
+    this.tags = options.tags;
+    this.metadata = { ...options.metadata };
   }
 
-  private readonly externalId: string | undefined;
-
   update(fields: TraceUpdate): void {
-    const { metadata, ...rest } = fields;
-    if ('output' in fields) this.outputSet = true;
-    Object.assign(this.fields, rest);
-    if (metadata) Object.assign(this.fields.metadata, metadata);
+    if (fields.name !== undefined) this.name = fields.name;
+    if ('input' in fields) this.input = this.text(fields.input, 'input');
+    if ('output' in fields) {
+      this.output = fields.output;
+      this.outputSet = true;
+    }
+    if (fields.error !== undefined) this.error = fields.error;
+    if (fields.sessionId !== undefined) this.sessionId = fields.sessionId;
+    if (fields.tags !== undefined) this.tags = fields.tags;
+    if (fields.metadata) Object.assign(this.metadata, fields.metadata);
   }
 
   spanStarted(): void {
@@ -135,14 +146,14 @@ export class TraceState implements TraceHandle {
     }
     this.open -= 1;
     this.spans.push(span);
-    if (this.implicit && span.parent_span_id === null) this.fields = { ...this.fields, input: span.input, output: span.output, error: span.error };
+    if (this.implicit && span.parent_span_id === null) this.adopted = { input: span.input, output: span.output, error: span.error };
     this.settle();
   }
 
   /** The callback returned (value) or threw (error). */
   returnedWith(outcome: { value: unknown } | { error: unknown }): void {
-    if ('error' in outcome) this.fields.error = outcome.error;
-    else if (!this.outputSet) this.fields.output = outcome.value;
+    if ('error' in outcome) this.error = outcome.error;
+    else if (!this.outputSet) this.output = outcome.value;
     this.endedAt = Date.now();
     this.returned = true;
     this.settle();
@@ -151,6 +162,10 @@ export class TraceState implements TraceHandle {
   /** Sends what it has now, open spans or not (process exit). */
   sendNow(): void {
     if (!this.sent) this.send();
+  }
+
+  private text(value: unknown, field: 'input' | 'output'): string | undefined {
+    return toText(value, this.sink.mask, { type: 'trace', name: this.name, field });
   }
 
   private settle(): void {
@@ -163,20 +178,18 @@ export class TraceState implements TraceHandle {
     this.sent = true;
     clearTimeout(this.waitTimer);
     this.onSent(this);
-    const { mask } = this.sink;
-    const name = this.fields.name ?? 'trace';
-    const where = { type: 'trace', name };
-    const error = this.fields.error === undefined || this.fields.error === null ? undefined : errorFields(this.fields.error).error;
-    const metadata = maskMetadata(this.fields.metadata, mask, where);
-    const endedAt = Math.max(this.endedAt || Date.now(), ...this.spans.map((s) => Date.parse(s.end_time)));
+    const error = this.adopted ? this.adopted.error : this.error === undefined || this.error === null ? undefined : errorFields(this.error).error;
+    const metadata = maskMetadata(this.metadata, this.sink.mask, { type: 'trace', name: this.name });
+    let endedAt = this.endedAt || Date.now();
+    for (const span of this.spans) endedAt = Math.max(endedAt, Date.parse(span.end_time));
     this.sink.finished({
       id: this.id,
-      name,
-      input: (this.implicit ? (this.fields.input as string | undefined) : toText(this.fields.input, mask, { ...where, field: 'input' })) ?? '',
-      output: (this.implicit ? (this.fields.output as string | undefined) : toText(this.fields.output, mask, { ...where, field: 'output' })) ?? '',
-      ...(this.fields.sessionId ? { session_id: this.fields.sessionId } : {}),
+      name: this.name,
+      input: (this.adopted ? this.adopted.input : this.input) ?? '',
+      output: (this.adopted ? this.adopted.output : this.text(this.output, 'output')) ?? '',
+      ...(this.sessionId ? { session_id: this.sessionId } : {}),
       ...(this.externalId ? { external_id: this.externalId } : {}),
-      ...(this.fields.tags?.length ? { tags: this.fields.tags } : {}),
+      ...(this.tags?.length ? { tags: this.tags } : {}),
       ...(metadata ? { metadata } : {}),
       ...(error ? { error } : {}),
       started_at: iso(this.startedAt),

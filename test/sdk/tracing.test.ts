@@ -39,7 +39,7 @@ describe('traces and spans', () => {
   it('nests spans by async context, also across Promise.all, and keeps concurrent traces apart', async () => {
     const run = (label: string) =>
       lt.trace(
-        `checkout ${label}`,
+        'checkout',
         async (trace) => {
           await lt.span('plan', { type: 'agent', input: { label } }, async (plan) => {
             await Promise.all(
@@ -56,6 +56,7 @@ describe('traces and spans', () => {
           await lt.span('charge', { type: 'tool' }, async () => {
             throw new Error('payment gateway timed out');
           }).catch(() => undefined);
+          trace.update({ name: `checkout ${label}`, metadata: { charged: false } });
           return { trace: trace.id, label };
         },
         { sessionId: `session-${label}`, tags: ['sdk-test'], metadata: { label }, input: `buy ${label}` },
@@ -65,7 +66,7 @@ describe('traces and spans', () => {
 
     for (const { trace: id, label } of results) {
       const trace = await h.storedTrace(id);
-      expect(trace).toMatchObject({ name: `checkout ${label}`, input: `buy ${label}`, session_id: `session-${label}`, tags: ['sdk-test'] });
+      expect(trace).toMatchObject({ name: `checkout ${label}`, input: `buy ${label}`, session_id: `session-${label}`, tags: ['sdk-test'], metadata: { label, charged: false } });
       expect(JSON.parse(trace.output)).toEqual({ trace: id, label });
       expect(trace.spans).toHaveLength(1 + 3 + 3 + 1);
       const plan = spanNamed(trace, 'plan');
