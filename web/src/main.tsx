@@ -6,6 +6,7 @@ import { SignInPage } from './auth/SignInPage';
 import { NotFoundPage } from './shell/NotFoundPage';
 import { SignedIn } from './shell/SignedIn';
 import { TracesPage } from './traces/TracesPage';
+import { prefetchTree } from './traces/view/api';
 import './styles.css';
 
 /**
@@ -17,8 +18,12 @@ function page<Name extends string>(load: () => Promise<Record<Name, ComponentTyp
   return lazy(() => load().then((module) => ({ default: module[name] })));
 }
 const loadTraceDetail = () => import('./traces/TraceDetailPage');
-// Opened at a trace's address, the trace view's chunk is fetched alongside GET /v1/me, not after it.
-if (/^\/traces\/[^/]+$/.test(window.location.pathname)) void loadTraceDetail();
+// Opened at a trace's address, the trace view's code and the trace's tree are fetched alongside GET /v1/me, not after it.
+const openedTrace = /^\/traces\/([^/]+)$/.exec(window.location.pathname);
+if (openedTrace) {
+  void loadTraceDetail();
+  prefetchTree(decodeURIComponent(openedTrace[1]!));
+}
 const TraceDetailPage = page(loadTraceDetail, 'TraceDetailPage');
 const ApiKeysPage = page(() => import('./admin/ApiKeysPage'), 'ApiKeysPage');
 const AuditLogPage = page(() => import('./admin/AuditLogPage'), 'AuditLogPage');
