@@ -285,13 +285,12 @@ describe('the trace view', () => {
     expect(await output.locator('.message-role').allTextContents()).toEqual(['assistant']);
     expect(await output.textContent()).toContain('Your order has shipped.');
     expect(await output.locator('.tool-call').textContent()).toContain('send_email');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    await screenshot(page, 'trace-view');
     // The recorded JSON, on request.
     await output.getByRole('button', { name: 'JSON' }).click();
     await output.locator('details').first().waitFor(WAIT);
     expect(await output.locator('.conversation').count()).toBe(0);
-
-    expect(await seriousA11yViolations(page)).toEqual([]);
-    await screenshot(page, 'trace-view');
     expect(problems).toEqual([]);
   });
 
