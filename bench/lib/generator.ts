@@ -33,6 +33,16 @@ const pick = (param: string, salt: number, size: number) => `{${param}:Array(Str
 const slice = (j: string, salt: number) =>
   `substring({prose:String}, 1 + ${h(salt, j)} % ${PROSE.length - TEXT_MIN - TEXT_SPREAD}, ${TEXT_MIN} + ${h(salt + 1, j)} % ${TEXT_SPREAD})`;
 
+/**
+ * Span inputs carry words of known rarity for full-text search (bench/analytics.ts): the tool span
+ * (j = 4) of trace n names `order<n % ORDER_WORDS>` (about 100 traces each at scale 1) and
+ * `sku<n % SKU_WORDS>` (about 10,000), where the prose alone would match every span.
+ */
+export const ORDER_WORDS = 100_003;
+export const SKU_WORDS = 1_009;
+const spanInput = (j: string) =>
+  `if(${j} = 4, concat(${slice(j, 11)}, ' order', toString(n % ${ORDER_WORDS}), ' sku', toString(n % ${SKU_WORDS})), ${slice(j, 11)})`;
+
 // Trace-level attributes.
 const LATENCY = `(100 + toUInt64(pow((${h(2)} % 10000) / 10000, 3) * 30000))`; // 100..30,100 ms, median ~3.9 s
 const ZERO_TOKENS = `(${h(3)} % 100 < ${ZERO_TOKEN_PERCENT})`;
@@ -74,7 +84,7 @@ INSERT INTO spans (tenant_id, project_id, trace_id, span_id, parent_span_id, nam
   metadata, otel_trace_id, otel_span_id, embedding, created_at, version)
 SELECT {tenant:UUID}, {project:UUID}, reinterpretAsUUID(sipHash128('trace', n)), reinterpretAsUUID(sipHash128('span', n, j)),
   if(j = 0, NULL, reinterpretAsUUID(sipHash128('span', n, 0))),
-  concat(${spanType('j')}, '-', toString(j)), ${spanType('j')}, ${slice('j', 11)}, ${slice('j', 13)},
+  concat(${spanType('j')}, '-', toString(j)), ${spanType('j')}, ${spanInput('j')}, ${slice('j', 13)},
   if(${spanType('j')} = 'llm', {models:Array(String)}[1 + ${MODEL_INDEX}], ''),
   toDateTime64(${STARTED_AT}, 9) + toIntervalMillisecond(intDiv(${LATENCY} * j, ${SPANS_PER_TRACE})) AS start,
   start + toIntervalMillisecond(intDiv(${LATENCY}, ${SPANS_PER_TRACE})), intDiv(${LATENCY}, ${SPANS_PER_TRACE}),
