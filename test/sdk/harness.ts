@@ -1,34 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
+import { traceDetail, type TraceDetail } from '../../src/modules/traces/schemas.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { pollUntil } from '../helpers/workers.js';
 import { installPackedSdk, type Sdk } from './packed-sdk.js';
 
-export interface StoredSpan {
-  id: string;
-  name: string;
-  type: string;
-  parent_span_id: string | null;
-  input: string;
-  output: string;
-  model: string;
-  error: string | null;
-  failure_type: string | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  metadata: Record<string, unknown>;
-}
-export interface StoredTrace {
-  id: string;
-  name: string;
-  input: string;
-  output: string;
-  error: string;
-  session_id: string;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  spans: StoredSpan[];
-}
+export type StoredTrace = TraceDetail;
+export type StoredSpan = TraceDetail['spans'][number];
 
 export interface SdkHarness {
   ctx: TestContext;
@@ -38,7 +16,7 @@ export interface SdkHarness {
   sdk: Sdk;
   /** The scratch project the tarball is installed in. */
   project: string;
-  /** GET /v1/traces/{id}, once it is readable. */
+  /** GET /v1/traces/{id} once it is readable, checked against the route's own schema. */
   storedTrace(id: string): Promise<StoredTrace>;
   close(): Promise<void>;
 }
@@ -54,7 +32,7 @@ export async function startSdkHarness(): Promise<SdkHarness> {
       50,
     );
     expect(res.statusCode, res.body).toBe(200);
-    return res.json() as StoredTrace;
+    return traceDetail.parse(res.json());
   };
   return {
     ctx,

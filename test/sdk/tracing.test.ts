@@ -160,7 +160,7 @@ describe('OpenAI wrapper', () => {
     const client = lt.wrapOpenAI(openai());
     const trace = await traced(async () => {
       const raw = await client.chat.completions.create({ model: 'gpt-4o-mini', messages }).asResponse();
-      expect((await raw.json()).choices[0].message.content).toBe('echo: capital of France');
+      expect(((await raw.json()) as OpenAI.ChatCompletion).choices[0]!.message.content).toBe('echo: capital of France');
     });
     expect(spanNamed(trace, 'openai.chat.completions')).toMatchObject({ model: 'gpt-4o-mini', output: '', error: null });
   });
