@@ -236,6 +236,19 @@ describe('the trace view', () => {
     await expect.poll(() => tree().getByRole('treeitem').count(), WAIT).toBe(3);
     await page.keyboard.press('Enter');
     await expect.poll(() => tree().getByRole('treeitem').count(), WAIT).toBe(4);
+
+    // / goes to the search, Enter there to the first match in the tree, Esc back with the search cleared.
+    await page.keyboard.press('/');
+    await page.keyboard.type('carrier');
+    await page.keyboard.press('Enter');
+    expect(await active()).toContain('fetch carrier status');
+    const treeHasFocus = () => tree().evaluate((el) => el === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement);
+    expect(await treeHasFocus()).toBe(true);
+    await page.keyboard.press('/');
+    await page.keyboard.press('Escape');
+    expect(await treeHasFocus()).toBe(true);
+    expect(await page.getByLabel('Search spans').inputValue()).toBe('');
+    await expect.poll(() => tree().getByRole('treeitem').count(), WAIT).toBe(4);
     expect(problems).toEqual([]);
   });
 

@@ -22,7 +22,7 @@ interface Props {
  * The span tree beside its timeline, one row per span: type, duration, tokens, cost, error and
  * failure type on the row, its bar on the trace's time line. Only the rows in view are rendered
  * (a trace may hold 10,000 spans). One tab stop: j/k or ↓/↑ move, → expands, ← collapses,
- * Enter opens the span (again: folds or unfolds it).
+ * Enter opens the span (again: folds or unfolds it), / goes to the search, Esc there comes back.
  */
 export function SpanTreeView({ forest, openId, onOpen }: Props) {
   const { nodes, durationMs } = forest;
@@ -31,6 +31,7 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
   const [focus, setFocus] = useState(0);
   const [scrollTop, setScrollTop] = useState(0);
   const viewport = useRef<HTMLDivElement>(null);
+  const search = useRef<HTMLInputElement>(null);
   const rows = useMemo(() => visibleRows(nodes, collapsed, query), [nodes, collapsed, query]);
   const searching = query.trim() !== '';
   const matches = useMemo(() => (searching ? rows.filter((i) => spanMatches(nodes[i]!.span, query.trim())).length : 0), [rows, nodes, query, searching]);
@@ -78,6 +79,7 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
       ArrowLeft: () => (open && !searching ? toggle(node, false) : node.parent >= 0 ? moveTo(rows.indexOf(node.parent)) : undefined),
       Enter: () => (openId === node.span.id && hasChildren && !searching ? toggle(node) : onOpen(node.span.id)),
       ' ': () => onOpen(node.span.id),
+      '/': () => search.current?.focus(),
     };
     const action = keys[event.key];
     if (!action || event.altKey || event.ctrlKey || event.metaKey) return;
@@ -86,7 +88,11 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
   };
 
   const searchKey = (event: KeyboardEvent<HTMLInputElement>) => {
-    if ((event.key === 'Enter' || event.key === 'ArrowDown') && rows.length > 0) {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      setQuery('');
+      viewport.current?.focus();
+    } else if ((event.key === 'Enter' || event.key === 'ArrowDown') && rows.length > 0) {
       event.preventDefault();
       const firstMatch = rows.findIndex((i) => spanMatches(nodes[i]!.span, query.trim()));
       moveTo(Math.max(firstMatch, 0));
@@ -99,7 +105,7 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
       <div className="span-tree-tools">
         <label>
           Search spans
-          <input type="search" value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={searchKey} placeholder="name, type, model, error" />
+          <input ref={search} type="search" value={query} onChange={(e) => setQuery(e.target.value)} onKeyDown={searchKey} placeholder="name, type, model, error" />
         </label>
         <span role="status" className="hint">
           {searching ? `${formatCount(matches)} of ${formatCount(nodes.length)} spans match` : `${formatCount(nodes.length)} spans`}
@@ -160,7 +166,7 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
         {rows.length === 0 && <p className="muted span-tree-empty">No span matches.</p>}
       </div>
       <p id="span-tree-keys" className="hint">
-        j/k or ↓/↑ move, → expands, ← collapses, Enter opens the span (again: folds it).
+        j/k or ↓/↑ move, → expands, ← collapses, Enter opens the span (again: folds it), / searches (Esc leaves the search).
       </p>
     </div>
   );
