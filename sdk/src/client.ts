@@ -22,6 +22,8 @@ export interface LooptraceOptions {
   baseUrl?: string;
   /** Default: LOOPTRACE_API_KEY. Without a key nothing is recorded (callbacks still run). */
   apiKey?: string;
+  /** The project traces go to and prompts are read from, another of the key's tenant; default: the API key's project. */
+  projectId?: string;
   /** Record nothing (callbacks still run). Default: true when there is an API key. */
   enabled?: boolean;
   /** Send as soon as this many traces wait (default 20). */
@@ -148,7 +150,7 @@ export class Looptrace {
       maxRetries: Math.max(0, this.options.maxRetries),
       onError: options.onError,
     });
-    this.prompts = new PromptCache(api, this.options.promptCacheTtlMs);
+    this.prompts = new PromptCache(api, this.options.promptCacheTtlMs, this.options.projectId);
     if (!api && options.enabled !== false) console.warn('looptrace: no API key (apiKey or LOOPTRACE_API_KEY): nothing will be recorded');
     if (this.enabled && this.options.flushOnExit !== false) {
       process.on('beforeExit', this.onBeforeExit);
@@ -286,6 +288,7 @@ export class Looptrace {
     const sent = new Promise<void>((resolve) => (markSent = resolve));
     const sink = {
       mask: this.options.mask,
+      projectId: this.options.projectId,
       maxSpanWaitMs: this.options.maxSpanWaitMs,
       finished: (body: IngestTrace) => this.delivery.enqueue(body),
       late: () => this.delivery.drop('late_span', 1, 'a span ended after its trace was sent (maxSpanWaitMs)'),

@@ -29,7 +29,7 @@ export class Prompt implements PromptRef {
 }
 
 export interface GetPromptOptions {
-  /** Another project of the key's tenant; by default the API key's project. */
+  /** Another project of the key's tenant; by default the client's `projectId`, else the API key's project. */
   projectId?: string;
   /** How long a fetched version is served before a background refresh (default: the client's promptCacheTtlMs). */
   cacheTtlMs?: number;
@@ -70,9 +70,11 @@ export class PromptCache {
   constructor(
     private readonly api: ApiClient | undefined,
     private readonly defaultTtlMs: number,
+    private readonly defaultProjectId: string | undefined,
   ) {}
 
-  async get(name: string, options: GetPromptOptions = {}): Promise<Prompt> {
+  async get(name: string, given: GetPromptOptions = {}): Promise<Prompt> {
+    const options = { ...given, projectId: given.projectId ?? this.defaultProjectId };
     const key = `${options.projectId ?? ''}/${name}`;
     const ttl = options.cacheTtlMs ?? this.defaultTtlMs;
     const entry = this.entries.get(key);

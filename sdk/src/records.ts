@@ -23,6 +23,7 @@ export interface IngestSpan {
 
 export interface IngestTrace {
   id: string;
+  project_id?: string;
   name: string;
   input: string;
   output: string;

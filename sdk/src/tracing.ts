@@ -69,6 +69,8 @@ export interface SpanHandle {
 
 export interface TraceSink {
   mask: Mask | undefined;
+  /** Where traces go; undefined: the API key's project. */
+  projectId: string | undefined;
   /** A finished trace, ready to send. */
   finished(trace: IngestTrace): void;
   /** A span that ended after its trace was sent (the trace waited `maxSpanWaitMs`). */
@@ -184,6 +186,7 @@ export class TraceState implements TraceHandle {
     for (const span of this.spans) endedAt = Math.max(endedAt, Date.parse(span.end_time));
     this.sink.finished({
       id: this.id,
+      ...(this.sink.projectId ? { project_id: this.sink.projectId } : {}),
       name: this.name,
       input: (this.adopted ? this.adopted.input : this.input) ?? '',
       output: (this.adopted ? this.adopted.output : this.text(this.output, 'output')) ?? '',

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { aPrompt, create } from '../builders/resources.js';
+import { aProject, aPrompt, create } from '../builders/resources.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { pollUntil } from '../helpers/workers.js';
 import { spanNamed, startSdkHarness, type SdkHarness } from './harness.js';
@@ -61,6 +61,17 @@ describe('prompts', () => {
     expect(spanNamed(trace, 'generate')).toMatchObject({ output: 'Answer briefly: hi', metadata: { prompt_name: name, prompt_version: 1 } });
     expect(spanNamed(trace, 'check').metadata).toEqual({ prompt_name: 'other', prompt_version: 7 });
   });
+});
+
+it('projectId: traces go to another project of the tenant, and its prompts are read', async () => {
+  const project = await create(h.ctx.app, '/v1/projects', h.tenant.auth, aProject());
+  const { name } = await create(h.ctx.app, '/v1/prompts', h.tenant.auth, aPrompt(project.id, { content: 'other project' }));
+  const scoped = new h.sdk.Looptrace({ baseUrl: h.url, apiKey: h.tenant.apiKey, projectId: project.id });
+  expect((await scoped.prompts.get(name)).content).toBe('other project');
+  await expect(lt.prompts.get(name)).rejects.toMatchObject({ status: 404 }); // not in the key's project
+  const id = scoped.trace('elsewhere', (trace) => trace.id);
+  await scoped.shutdown();
+  expect((await h.storedTrace(id)).project_id).toBe(project.id);
 });
 
 describe('feedback', () => {
