@@ -1,9 +1,9 @@
 /**
- * npm run bench:export -- [--scale 0.1] [--sizes 0.01,0.1,0.5]
+ * npm run bench:export -- [--scale 0.1] [--sizes 0.01,0.1,0.5] [--format csv|parquet]
  *
- * GET /v1/traces/export?format=csv on the generated dataset for growing row counts (a started_at
+ * GET /v1/traces/export?format=csv (or parquet) on the generated dataset for growing row counts (a started_at
  * window holding the given fraction of the dataset's spans: 100k, 1M, 5M spans at scale 0.1),
- * against the same rows produced by one plain ClickHouse query (FORMAT CSVWithNames) on the same
+ * against the same rows produced by one plain ClickHouse query (FORMAT CSVWithNames, or Parquet) on the same
  * engine in the same run. For each size: rows/s of both, and the server's RSS (VmRSS sampled every
  * 100 ms during the export, VmHWM after; the server is restarted per size so each peak is its own).
  */
@@ -13,7 +13,7 @@ import { machine, writeResult } from './lib/env.js';
 import { generate } from './generate.js';
 import { startServer } from './lib/looptrace.js';
 import { sampleRss } from './lib/proc.js';
-import { rawExporter, type Window } from './lib/raw-export.js';
+import { parquetRows, rawExporter, type RawFormat, type Window } from './lib/raw-export.js';
 import { ratio } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -21,8 +21,13 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '0.01' },
     sizes: { type: 'string', default: '0.01,0.1,0.5' },
     'max-seconds': { type: 'string', default: '600' },
+    format: { type: 'string', default: 'csv' },
   },
 });
+const FORMAT = args.format as RawFormat;
+if (FORMAT !== 'csv' && FORMAT !== 'parquet') throw new Error('--format is csv or parquet');
+/** Kept of a Parquet answer to read its row count from the footer. */
+const PARQUET_TAIL_BYTES = 32 * 2 ** 20;
 
 /** The newest `fraction` of the dataset: traces are evenly spaced over its window. */
 function windowOf(d: Dataset, fraction: number): Window {
@@ -36,7 +41,7 @@ async function apiExport(d: Dataset, window: Window) {
   try {
     const idleRssMiB = server.memory().rssMiB;
     const rss = sampleRss(server.pid, 100);
-    const query = new URLSearchParams({ format: 'csv', ...window }).toString();
+    const query = new URLSearchParams({ format: FORMAT, ...window }).toString();
     // Bounded: an export still running after --max-seconds is cut off and reported as such.
     const abort = AbortSignal.timeout(Number(args['max-seconds']) * 1000);
     const start = performance.now();
@@ -45,12 +50,17 @@ async function apiExport(d: Dataset, window: Window) {
     let rows = -1; // the header line
     let bytes = 0;
     let timedOut = false;
+    let tail = Buffer.alloc(0);
     try {
       for await (const chunk of res.body!) {
         const data = chunk as Uint8Array;
         bytes += data.byteLength;
-        for (let i = data.indexOf(0x0a); i !== -1; i = data.indexOf(0x0a, i + 1)) rows += 1;
+        if (FORMAT === 'parquet') {
+          tail = Buffer.concat([tail, data]);
+          if (tail.length > 2 * PARQUET_TAIL_BYTES) tail = tail.subarray(tail.length - PARQUET_TAIL_BYTES);
+        } else for (let i = data.indexOf(0x0a); i !== -1; i = data.indexOf(0x0a, i + 1)) rows += 1;
       }
+      if (FORMAT === 'parquet') rows = (await parquetRows(tail)) ?? -1;
     } catch (err) {
       if (!abort.aborted) throw err;
       timedOut = true;
@@ -70,14 +80,14 @@ async function main() {
   const d = dataset;
   const fractions = args.sizes.split(',').map(Number);
 
-  console.log('raw: one ClickHouse query per size, FORMAT CSVWithNames, in this process (server stopped)');
+  console.log(`raw: one ClickHouse query per size, FORMAT ${FORMAT === 'csv' ? 'CSVWithNames' : 'Parquet'}, in this process (server stopped)`);
   const raw = await rawExporter(datasetDir(scale), d.tenant_id, d.project_id);
   const rawRuns = [];
   try {
     await raw.warm();
     for (const f of fractions) {
       const rss = sampleRss(process.pid, 100);
-      const r = await raw.run(windowOf(d, f));
+      const r = await raw.run(windowOf(d, f), FORMAT);
       rawRuns.push({ ...r, benchMaxSampledRssMiB: rss.stop().maxSampledRssMiB });
       console.log(`  ${r.rows.toLocaleString()} rows in ${r.seconds.toFixed(2)} s: ${Math.round(r.rows / r.seconds).toLocaleString()} rows/s`);
     }
@@ -85,7 +95,7 @@ async function main() {
     await raw.close();
   }
 
-  console.log('API: GET /v1/traces/export?format=csv, a fresh server per size');
+  console.log(`API: GET /v1/traces/export?format=${FORMAT}, a fresh server per size`);
   const sizes = [];
   for (const [i, f] of fractions.entries()) {
     const window = windowOf(d, f);
@@ -127,13 +137,14 @@ async function main() {
 
   const result = {
     bench: 'export',
+    format: FORMAT,
     date: new Date().toISOString(),
     machine: host,
     dataset: { scale: d.scale, traces: d.traces, spans: d.spans },
     sizes,
     targets: { ratio_api_to_raw: '>= 0.50', server_rss: 'flat as rows grow' },
   };
-  const file = writeResult('export', result);
+  const file = writeResult(FORMAT === 'csv' ? 'export' : 'export-parquet', result);
   console.log(JSON.stringify(sizes.map((s) => ({ rows: s.rows, ratio: s.ratio_api_to_raw, api_rows_per_s: s.api.rows_per_s, raw_rows_per_s: s.raw.rows_per_s, peak_rss_mib: s.server_rss_mib.peak_vmhwm })), null, 2));
   console.log(`results: ${file}`);
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { drainPending, Session } from 'chdb';
 import { loadConfig } from '../../src/config.js';
 import { EXPORT_COLUMNS } from '../../src/modules/traces/export-repo.js';
+import { PARQUET_SETTINGS } from '../../src/stores/clickhouse-parquet.js';
 import { TraceFilter } from '../../src/modules/traces/filters.js';
 import { bind } from '../../src/stores/clickhouse-where.js';
 import { openClickHouse } from './clickhouse.js';
@@ -37,11 +38,16 @@ const EXPRESSIONS: Record<(typeof EXPORT_COLUMNS)[number], string> = {
   error: "ifNull(s.error, '')",
 };
 
-function exportSql(database: string, tenantId: string, projectId: string, window: Window) {
+/** Parquet keeps created_at's DateTime64 and a null for no error, as the export's Parquet does (export-repo.ts). */
+const PARQUET_EXPRESSIONS: Partial<Record<(typeof EXPORT_COLUMNS)[number], string>> = { created_at: 's.created_at', error: "nullIf(s.error, '')" };
+
+export type RawFormat = 'csv' | 'parquet';
+
+function exportSql(database: string, tenantId: string, projectId: string, window: Window, format: RawFormat) {
   const traces = TraceFilter.fromQuery(tenantId, window).where();
   const spans = traces.sibling().and`project_id = ${bind('UUID', projectId)}`;
   const sql = `
-    SELECT ${EXPORT_COLUMNS.map((c) => `${EXPRESSIONS[c]} AS ${c}`).join(', ')}
+    SELECT ${EXPORT_COLUMNS.map((c) => `${(format === 'parquet' ? PARQUET_EXPRESSIONS[c] : undefined) ?? EXPRESSIONS[c]} AS ${c}`).join(', ')}
     FROM (
       SELECT * FROM ${database}.spans FINAL
       WHERE ${spans.sql} AND trace_id IN (SELECT id FROM ${database}.traces WHERE ${traces.sql})
@@ -49,6 +55,17 @@ function exportSql(database: string, tenantId: string, projectId: string, window
     INNER JOIN (SELECT id, started_at, input, output FROM ${database}.traces FINAL WHERE ${traces.sql}) AS t ON t.id = s.trace_id
     ORDER BY s.trace_id, s.start_time, s.span_id`;
   return { sql, params: traces.params };
+}
+
+/** The row count in a Parquet file's footer (the file's tail is enough: the footer is last). */
+export async function parquetRows(tail: Uint8Array): Promise<number | undefined> {
+  const { parquetMetadata } = await import('hyparquet');
+  try {
+    const bytes = tail.buffer.slice(tail.byteOffset, tail.byteOffset + tail.byteLength) as ArrayBuffer;
+    return Number(parquetMetadata(bytes).num_rows);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface RawExport {
@@ -73,8 +90,9 @@ export async function rawExporter(dataDir: string, tenantId: string, projectId: 
   const session = server ? undefined : new Session(path.join(dataDir, 'clickhouse'));
   const ch = server ? await openClickHouse(dataDir) : undefined;
 
-  async function run(window: Window): Promise<RawExport> {
-    const { sql, params } = exportSql(database, tenantId, projectId, window);
+  async function run(window: Window, format: RawFormat = 'csv'): Promise<RawExport> {
+    const { sql, params } = exportSql(database, tenantId, projectId, window, format);
+    if (format === 'parquet') return parquet(sql, params);
     // FORMAT CSV plus one header line, as CSVWithNames would write it: chDB's stream repeats
     // CSVWithNames' header in every chunk.
     let rows = 0;
@@ -93,6 +111,25 @@ export async function rawExporter(dataDir: string, tenantId: string, projectId: 
           rows += 1;
           bytes += Buffer.byteLength(row.text) + 1;
         }
+      }
+    }
+    return { rows, bytes, seconds: (performance.now() - start) / 1000 };
+  }
+
+  /** FORMAT Parquet straight from the engine: a file per block embedded (rows from each chunk), one file over HTTP. */
+  async function parquet(sql: string, params: Record<string, unknown>): Promise<RawExport> {
+    let rows = 0;
+    let bytes = 0;
+    const start = performance.now();
+    if (session) {
+      for await (const chunk of session.queryStreamBind(`${sql} SETTINGS ${PARQUET_SETTINGS}`, params, { format: 'Parquet' })) {
+        rows += chunk.numRows;
+        bytes += chunk.raw().byteLength;
+      }
+    } else {
+      for await (const chunk of ch!.stream(`${sql} SETTINGS ${PARQUET_SETTINGS}`, params, 'Parquet')) {
+        rows += (await parquetRows(chunk.data)) ?? 0;
+        bytes += chunk.data.byteLength;
       }
     }
     return { rows, bytes, seconds: (performance.now() - start) / 1000 };
