@@ -1,4 +1,5 @@
 import type { TraceDetail, TraceTree } from './schemas.js';
+import { metadataObject } from './stored.js';
 
 /**
  * GET /v1/traces/{id} as JSON text, the same bytes the route's zod serializer produced
@@ -29,21 +30,42 @@ const SPANS_PER_CHUNK = 250;
  */
 export function* traceDetailChunks(detail: TraceDetail | TraceTree): Generator<Buffer> {
   const { spans, ...head } = detail;
-  const text = JSON.stringify({ ...head, metadata: withoutProtoIfAny(head.metadata), spans: [] });
-  if (!text.endsWith(EMPTY_SPANS)) throw new Error('trace detail text: spans are not the last field');
-  let pending = `${text.slice(0, -EMPTY_SPANS.length)}"spans":[`;
+  yield* aroundSpans(head, spanChunks(spans));
+}
+
+function* spanChunks(spans: readonly (TraceDetail | TraceTree)['spans'][number][]): Generator<Buffer> {
   for (let from = 0; from < spans.length; from += SPANS_PER_CHUNK) {
     const parts: string[] = [];
     for (const span of spans.slice(from, from + SPANS_PER_CHUNK)) {
       const metadata = 'metadata' in span ? span.metadata : undefined;
       parts.push(JSON.stringify(metadata && hasOwnProto(metadata) ? { ...span, metadata: withoutProto(metadata) } : span));
     }
-    yield Buffer.from(`${pending}${from === 0 ? '' : ','}${parts.join(',')}`, 'utf8');
-    pending = '';
+    yield Buffer.from(parts.join(','), 'utf8');
   }
-  yield Buffer.from(`${pending}]}`, 'utf8');
 }
 
+/**
+ * The text of a trace read by id around the text of its spans, given as chunks of spans joined by
+ * commas: the trace's fields, then `"spans":[`, the chunks joined by commas, `]}`.
+ */
+export function* aroundSpans(head: Omit<TraceDetail, 'spans'>, spanChunks: Iterable<Buffer>): Generator<Buffer> {
+  const text = JSON.stringify({ ...head, metadata: withoutProtoIfAny(head.metadata), spans: [] });
+  if (!text.endsWith(EMPTY_SPANS)) throw new Error('trace detail text: spans are not the last field');
+  yield Buffer.from(`${text.slice(0, -EMPTY_SPANS.length)}"spans":[`, 'utf8');
+  let first = true;
+  for (const chunk of spanChunks) {
+    if (!first) yield COMMA;
+    yield chunk;
+    first = false;
+  }
+  yield END;
+}
+
+/** A span's metadata as its JSON text in the detail, from the stored text (toSpan's metadataObject, stringified). */
+export const metadataJson = (stored: string): string => JSON.stringify(withoutProtoIfAny(metadataObject(stored)));
+
+const COMMA = Buffer.from(',');
+const END = Buffer.from(']}');
 const EMPTY_SPANS = '"spans":[]}';
 
 const hasOwnProto = (record: Record<string, unknown>): boolean => Object.hasOwn(record, '__proto__');

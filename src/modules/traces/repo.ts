@@ -5,6 +5,8 @@ import { JSON_NUMBERS } from '../../stores/clickhouse.js';
 import { SPAN_SELECT_COLUMNS, SPAN_SUMMARY_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredSpanSummary, type StoredTrace } from './stored.js';
 import type { Slice } from './time-slices.js';
 import type { TracePosition } from './types.js';
+import { SPAN_JSON_SELECT_COLUMNS } from './span-json.js';
+import { observeStoreCall } from '../../platform/metrics.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
 
@@ -167,6 +169,24 @@ export function traceRepository(ch: ClickHouseStore) {
     /** As `spans`, without their input, output and metadata (only the lengths of input and output): a span tree. */
     spanSummaries(tenantId: string, projectId: string, traceId: string, from: ReadFrom = 'replica'): Promise<StoredSpanSummary[]> {
       return readSpans<StoredSpanSummary>(from, 'traces.span_tree', SPAN_SUMMARY_SELECT_COLUMNS, tenantId, spansOf(tenantId, projectId, traceId));
+    },
+
+    /**
+     * `spans` as RowBinary of SPAN_JSON_SELECT_COLUMNS, for span-json.ts to make the detail's text
+     * of. From the primary: the store answers raw formats only there.
+     */
+    async spansRowBinaryFromPrimary(tenantId: string, projectId: string, traceId: string): Promise<Buffer> {
+      const where = spansOf(tenantId, projectId, traceId);
+      const name = 'traces.spans_json';
+      return observeStoreCall('clickhouse', name, async () => {
+        const { stream } = await ch.client.exec({
+          query: `SELECT ${SPAN_JSON_SELECT_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id FORMAT RowBinary`,
+          query_params: where.params,
+          clickhouse_settings: queryTag(name, tenantId),
+        });
+        const parts = (await stream.toArray()) as Buffer[];
+        return parts.length === 1 ? parts[0]! : Buffer.concat(parts); // the embedded engine answers in one part: no copy
+      });
     },
 
     /** One span of a trace: a point read on the whole spans sorting key. */

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
 import { traceDetailChunks } from './detail-json.js';
@@ -53,14 +54,9 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       params: traceIdParams,
       response: { 200: traceDetail },
     },
-    // The schema documents the answer; the text is streamed by traceDetailChunks (the same bytes as
-    // the schema's serializer, much cheaper for traces of thousands of spans).
-    handler: async (request, reply) => {
-      const detail = await traces.get(requireAuth(request).tenantId, request.params.id);
-      // Already JSON text: fastify sends a stream as it is, so the schema's type (the object) does
-      // not describe this payload. The whole trace is read before the first byte: nothing can fail midway.
-      return reply.type('application/json; charset=utf-8').send(Readable.from(traceDetailChunks(detail)) as unknown as TraceDetail);
-    },
+    // The schema documents the answer; the text is made by TraceService.detailJson (the same bytes
+    // as the schema's serializer, much cheaper for traces of thousands of spans).
+    handler: async (request, reply) => sendJsonText(reply, await traces.detailJson(requireAuth(request).tenantId, request.params.id)),
   });
 
   app.get('/v1/traces/:id/tree', {
@@ -73,11 +69,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       params: traceIdParams,
       response: { 200: traceTree },
     },
-    handler: async (request, reply) => {
-      const tree = await traces.tree(requireAuth(request).tenantId, request.params.id);
-      // Streamed text, as the detail's (traceDetailChunks makes both).
-      return reply.type('application/json; charset=utf-8').send(Readable.from(traceDetailChunks(tree)) as unknown as TraceTree);
-    },
+    handler: async (request, reply) => sendJsonText(reply, traceDetailChunks(await traces.tree(requireAuth(request).tenantId, request.params.id))),
   });
 
   app.get('/v1/traces/:id/spans/:span_id', {
@@ -93,3 +85,11 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => traces.span(requireAuth(request).tenantId, request.params.id, request.params.span_id),
   });
 };
+
+/**
+ * Sends JSON text made in chunks as the body, streamed. Fastify sends a stream as it is, so the
+ * route's response schema documents the answer without serializing it. The whole answer is read
+ * before the first byte: nothing can fail midway.
+ */
+const sendJsonText = (reply: FastifyReply, chunks: Iterable<Buffer>) =>
+  reply.type('application/json; charset=utf-8').send(Readable.from(chunks) as unknown as TraceDetail & TraceTree);

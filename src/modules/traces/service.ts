@@ -9,6 +9,8 @@ export type { SpanOutcome } from './repo.js';
 import type { Span, Trace, TraceDetail, TraceFilterQuery, TraceTree } from './schemas.js';
 import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
 import { readNewestFirst } from './time-slices.js';
+import { aroundSpans, traceDetailChunks } from './detail-json.js';
+import { spansJson } from './span-json.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
 // The module's secondary services and helpers that other modules use: this file is its public face.
@@ -65,11 +67,30 @@ export class TraceService {
 
   /**
    * GET /v1/traces/{id}: located through the registry; another tenant's id is simply not found.
-   * `id` is the trace UUID (the route maps an OTel hex id to it). The registry row says whether
-   * the trace came over OTLP; its OTel id is then the UUID's own 16 bytes.
+   * `id` is the trace UUID (the route maps an OTel hex id to it).
    */
   get(tenantId: string, id: string): Promise<TraceDetail> {
     return this.withSpans(tenantId, id, (projectId, from) => this.repo.spans(tenantId, projectId, id, from), toSpan);
+  }
+
+  /**
+   * GET /v1/traces/{id} as JSON text, in chunks: the text of `get` (detail-json.ts), made without
+   * parsing the spans (span-json.ts) when that reproduces it, which is all but rare traces. Not
+   * with a read replica: the raw read goes to the primary, and `get` reads the replica first.
+   */
+  async detailJson(tenantId: string, id: string): Promise<Iterable<Buffer>> {
+    if (this.repo.readsFromReplica) return traceDetailChunks(await this.get(tenantId, id));
+    const location = await this.locator.locate(tenantId, id);
+    if (!location) throw notFound('trace');
+    // The trace row is read by the registry's project, so its spans are that project's.
+    const [row, depth, rowBinary] = await Promise.all([
+      this.repo.find(tenantId, id, location),
+      this.controlLoop.depth(tenantId, id),
+      this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id),
+    ]);
+    if (!row) throw notFound('trace');
+    const spans = spansJson(rowBinary);
+    return spans ? aroundSpans(detailHead(row, location, depth), [spans]) : traceDetailChunks(await this.get(tenantId, id));
   }
 
   /** GET /v1/traces/{id}/tree: as `get`, each span without input, output and metadata (the lengths of input and output instead). */
@@ -101,9 +122,7 @@ export class TraceService {
     if (!location) throw notFound('trace');
     const [found, depth] = await Promise.all([this.stored(tenantId, id, location, readSpans), this.controlLoop.depth(tenantId, id)]);
     if (!found) throw notFound('trace');
-    const { row, spans } = found;
-    const otelTraceId = location.source === 'otlp' ? traceHexOf(row.id) : null;
-    return { ...toTrace(row), otel_trace_id: otelTraceId, control_loop_depth: depth, spans: spans.map(toApiSpan) };
+    return { ...detailHead(found.row, location, depth), spans: found.spans.map(toApiSpan) };
   }
 
   /**
@@ -173,6 +192,11 @@ export class TraceService {
     const last = items[items.length - 1];
     return { traces: items.map(toTrace), has_more: hasMore, last: last ? { startedAt: last.started_at, id: last.id } : null };
   }
+}
+
+/** A trace read by id without its spans. The registry row says whether it came over OTLP; its OTel id is then the UUID's own 16 bytes. */
+function detailHead(row: StoredTrace, location: LocatedTrace, depth: number): Omit<TraceDetail, 'spans'> {
+  return { ...toTrace(row), otel_trace_id: location.source === 'otlp' ? traceHexOf(row.id) : null, control_loop_depth: depth };
 }
 
 function toTracePage(rows: StoredTrace[], limit: number, fingerprint: string): TracePage {

@@ -117,7 +117,7 @@ export type StoredSpanSummary = Omit<StoredSpan, 'input' | 'output' | 'metadata'
 
 
 /** metadata is stored as JSON text of an object; anything else reads as an empty object. */
-function metadataObject(text: string): Record<string, unknown> {
+export function metadataObject(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
