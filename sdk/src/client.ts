@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { Delivery, type LooptraceStats } from './delivery.js';
 import { ApiClient, retryable } from './http.js';
 import { PromptCache } from './prompts.js';
@@ -161,7 +162,10 @@ export class Looptrace {
   /** Runs `fn` as a trace; spans and wrapped LLM calls inside it, at any depth of async calls, belong to it. */
   trace<T>(name: string, fn: (trace: TraceHandle) => T, options: TraceOptions = {}): T {
     const trace = this.startTrace(name, options);
-    if (!trace) return this.context.run({ unrecorded: true, traceId: options.id ?? '' }, () => fn(unrecordedTrace()));
+    if (!trace) {
+      const unrecorded = unrecordedTrace(options.id);
+      return this.context.run({ unrecorded: true, traceId: unrecorded.id }, () => fn(unrecorded));
+    }
     return this.context.run({ trace, span: undefined }, () => observed(() => fn(trace), (outcome) => trace.returnedWith(outcome)));
   }
 
@@ -171,7 +175,12 @@ export class Looptrace {
   span<T>(name: string, optionsOrFn: SpanOptions | ((span: SpanHandle) => T), maybeFn?: (span: SpanHandle) => T): T {
     const [options, fn] = typeof optionsOrFn === 'function' ? [{}, optionsOrFn] : [optionsOrFn, maybeFn!];
     const span = this.startSpan(name, options);
-    if (!span) return fn(unrecordedSpan(this.activeTraceId() ?? ''));
+    if (!span) {
+      // Unrecorded outside any trace (sampled out): spans inside it are left out with it.
+      if (this.context.getStore()) return fn(unrecordedSpan(this.activeTraceId()!));
+      const traceId = randomUUID();
+      return this.context.run({ unrecorded: true, traceId }, () => fn(unrecordedSpan(traceId)));
+    }
     return this.context.run({ trace: span.trace, span }, () => observed(() => fn(span), (outcome) => span.end(outcome)));
   }
 
@@ -179,7 +188,7 @@ export class Looptrace {
   activeTraceId(): string | undefined {
     const active = this.context.getStore();
     if (!active) return undefined;
-    return 'unrecorded' in active ? active.traceId || undefined : active.trace.id;
+    return 'unrecorded' in active ? active.traceId : active.trace.id;
   }
 
   /**

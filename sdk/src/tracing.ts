@@ -282,5 +282,5 @@ export class SpanState implements SpanHandle {
 }
 
 /** Stand-ins handed to callbacks when nothing is recorded (sampled out, shut down). */
-export const unrecordedTrace = (): TraceHandle => ({ id: randomUUID(), recorded: false, update: () => {} });
+export const unrecordedTrace = (id: string = randomUUID()): TraceHandle => ({ id, recorded: false, update: () => {} });
 export const unrecordedSpan = (traceId: string): SpanHandle => ({ id: randomUUID(), traceId, recorded: false, update: () => {} });

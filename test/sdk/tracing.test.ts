@@ -120,10 +120,14 @@ describe('traces and spans', () => {
     expect(spanNamed(trace, 'charge')).toMatchObject({ input: '{"card":"****"}', output: '"charged ****"' });
 
     const sampled = new h.sdk.Looptrace({ baseUrl: h.url, apiKey: h.tenant.apiKey, sampleRate: 0 });
-    const unrecorded = sampled.trace('never', (trace) => sampled.span('inner', (span) => [trace.recorded, span.recorded, trace.id]));
+    const unrecorded = sampled.trace('never', (trace) => sampled.span('inner', (span) => [trace.recorded, span.recorded, trace.id, span.traceId]));
+    // A lone span sampled out takes the spans inside it along: one decision, not one per span.
+    const lone = sampled.span('lone', (outer) => sampled.span('nested', (inner) => [outer.recorded, inner.recorded, inner.traceId === outer.traceId]));
     await sampled.shutdown();
     expect(unrecorded.slice(0, 2)).toEqual([false, false]);
-    expect(sampled.stats()).toMatchObject({ sent: 0, sampledOut: 1, requests: 0 });
+    expect(unrecorded[3]).toBe(unrecorded[2]);
+    expect(lone).toEqual([false, false, true]);
+    expect(sampled.stats()).toMatchObject({ sent: 0, sampledOut: 2, requests: 0 });
     const res = await h.ctx.app.inject({ method: 'GET', url: `/v1/traces/${String(unrecorded[2])}`, headers: h.tenant.auth });
     expect(res.statusCode).toBe(404);
   });
