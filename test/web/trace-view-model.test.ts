@@ -127,4 +127,29 @@ describe('classify', () => {
       ],
     });
   });
+
+  it('reads OTel GenAI messages (parts with text, tool calls and tool call responses) and an OpenAI Responses request', () => {
+    const otel = classify(
+      JSON.stringify([
+        { role: 'user', parts: [{ type: 'text', content: 'Weather?' }] },
+        { role: 'assistant', parts: [{ type: 'tool_call', id: 'c1', name: 'weather', arguments: { city: 'Paris' } }] },
+        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'sunny' }] },
+      ]),
+    );
+    expect(otel).toEqual({
+      kind: 'chat',
+      messages: [
+        { role: 'user', name: null, parts: [{ kind: 'text', text: 'Weather?' }] },
+        { role: 'assistant', name: null, parts: [{ kind: 'tool_call', name: 'weather', id: 'c1', arguments: '{\n  "city": "Paris"\n}' }] },
+        { role: 'tool', name: null, parts: [{ kind: 'tool_result', id: 'c1', content: 'sunny' }] },
+      ],
+    });
+    expect(classify(JSON.stringify({ instructions: 'Be brief.', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi' }] }] }))).toEqual({
+      kind: 'chat',
+      messages: [
+        { role: 'system', name: null, parts: [{ kind: 'text', text: 'Be brief.' }] },
+        { role: 'user', name: null, parts: [{ kind: 'text', text: 'Hi' }] },
+      ],
+    });
+  });
 });

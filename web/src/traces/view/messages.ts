@@ -1,8 +1,9 @@
 /**
  * Chat messages recognised in an input or output, whatever the SDK that recorded them: a list of
  * `{role, content}`, an OpenAI request (`messages`) or response (`choices[].message`), an Anthropic
- * request (`system` + `messages`) or response (`{role, content: [blocks]}`), with tool calls and
- * tool results in either vendor's shape.
+ * request (`system` + `messages`) or response (`{role, content: [blocks]}`), OTel GenAI's
+ * `gen_ai.input.messages` / `gen_ai.output.messages` (`{role, parts}`), with tool calls and tool
+ * results in each one's shape.
  */
 export type Part =
   | { kind: 'text'; text: string }
@@ -47,9 +48,11 @@ function parseStructured(text: string): unknown {
 export function toMessages(value: unknown): Message[] | undefined {
   if (Array.isArray(value)) return value.length > 0 && value.every(isMessage) ? value.map(toMessage) : undefined;
   if (!isObject(value)) return undefined;
-  if (Array.isArray(value.messages) && value.messages.length > 0 && value.messages.every(isMessage)) {
-    const system = systemText(value.system);
-    return [...(system === null ? [] : [{ role: 'system', name: null, parts: [{ kind: 'text' as const, text: system }] }]), ...value.messages.map(toMessage)];
+  // A chat request: OpenAI's or Anthropic's `messages`, the OpenAI Responses API's `input`.
+  const list = Array.isArray(value.messages) ? value.messages : Array.isArray(value.input) ? value.input : undefined;
+  if (list && list.length > 0 && list.every(isMessage)) {
+    const system = systemText(value.system ?? value.instructions);
+    return [...(system === null ? [] : [{ role: 'system', name: null, parts: [{ kind: 'text' as const, text: system }] }]), ...list.map(toMessage)];
   }
   if (Array.isArray(value.choices)) {
     const choices = value.choices.map((c) => (isObject(c) ? c.message : undefined));
@@ -71,7 +74,8 @@ function toMessage(m: Json): Message {
   const role = String(m.role);
   const content = 'content' in m ? m.content : m.parts;
   const toolCallId = str(m.tool_call_id);
-  if (role === 'tool' || role === 'function' || toolCallId !== null) {
+  const resultBlocks = Array.isArray(content) && content.some((b) => isObject(b) && (b.type === 'tool_result' || b.type === 'tool_call_response'));
+  if ((role === 'tool' || role === 'function' || toolCallId !== null) && !resultBlocks) {
     parts.push({ kind: 'tool_result', id: toolCallId, content: contentText(content) });
   } else if (typeof content === 'string') {
     if (content !== '') parts.push({ kind: 'text', text: content });
@@ -88,9 +92,14 @@ function toMessage(m: Json): Message {
 function toPart(block: unknown): Part {
   if (typeof block === 'string') return { kind: 'text', text: block };
   if (!isObject(block)) return { kind: 'other', value: block };
-  if ((block.type === 'text' || block.type === 'input_text' || block.type === 'output_text') && typeof block.text === 'string') return { kind: 'text', text: block.text };
-  if (block.type === 'tool_use') return { kind: 'tool_call', name: str(block.name) ?? '', id: str(block.id), arguments: JSON.stringify(block.input ?? {}, null, 2) };
+  if (block.type === 'text' || block.type === 'input_text' || block.type === 'output_text') {
+    // OTel GenAI's gen_ai.input.messages parts carry the text as `content`.
+    const text = str(block.text) ?? str(block.content);
+    if (text !== null) return { kind: 'text', text };
+  }
+  if (block.type === 'tool_use' || block.type === 'tool_call') return toolCall({ id: block.id, function: { name: block.name, arguments: block.input ?? block.arguments } });
   if (block.type === 'tool_result') return { kind: 'tool_result', id: str(block.tool_use_id), content: contentText(block.content) };
+  if (block.type === 'tool_call_response') return { kind: 'tool_result', id: str(block.id), content: contentText(block.response) };
   if (typeof block.text === 'string' && Object.keys(block).every((k) => k === 'text' || k === 'type')) return { kind: 'text', text: block.text };
   return { kind: 'other', value: block };
 }
