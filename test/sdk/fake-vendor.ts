@@ -14,6 +14,8 @@ export interface FakeVendor {
   requests: { path: string; body: Record<string, unknown> }[];
   /** The next requests answer these statuses (vendor error bodies), then normal answers again. */
   failNext(...statuses: number[]): void;
+  /** The next request is answered only after this long (a client time-out shorter than it fires first). */
+  delayNext(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -148,7 +150,7 @@ const readBody = async (req: IncomingMessage): Promise<Json> => {
 };
 
 export async function startFakeVendor(): Promise<FakeVendor> {
-  const failures: number[] = [];
+  const failures: (number | { delayMs: number })[] = [];
   const requests: FakeVendor['requests'] = [];
   const server = createServer((req, res) => {
     void readBody(req).then((body) => {
@@ -156,11 +158,16 @@ export async function startFakeVendor(): Promise<FakeVendor> {
       requests.push({ path, body });
       const vendor = path === '/v1/messages' ? 'anthropic' : 'openai';
       const failure = failures.shift();
-      if (failure !== undefined) return json(res, failure, errorBody(vendor, failure));
-      if (path === '/v1/chat/completions') return chat(body, res);
-      if (path === '/v1/responses') return responses(body, res);
-      if (path === '/v1/messages') return messages(body, res);
-      json(res, 404, errorBody(vendor, 404));
+      if (typeof failure === 'number') return json(res, failure, errorBody(vendor, failure));
+      const answer = () => {
+        if (res.destroyed) return;
+        if (path === '/v1/chat/completions') return chat(body, res);
+        if (path === '/v1/responses') return responses(body, res);
+        if (path === '/v1/messages') return messages(body, res);
+        json(res, 404, errorBody(vendor, 404));
+      };
+      if (failure) setTimeout(answer, failure.delayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -168,6 +175,7 @@ export async function startFakeVendor(): Promise<FakeVendor> {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
     failNext: (...statuses) => failures.push(...statuses),
+    delayNext: (delayMs) => failures.push({ delayMs }),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -228,20 +228,29 @@ describe('OpenAI wrapper', () => {
     expect(streamed).toMatchObject({ output: 'echo: streamed hello', completion_tokens: 3, metadata: { stream: true, status: 'completed' } });
   });
 
-  it('429 and 500: the error reaches the caller and the span, with the failure type the server derives', async () => {
+  it('429, 500 and a client time-out: the error reaches the caller and the span, with the failure type the server derives', async () => {
     const client = lt.wrapOpenAI(openai());
     vendor.failNext(429, 500);
+    vendor.delayNext(2_000);
     const trace = await traced(async () => {
       await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages })).rejects.toMatchObject({ status: 429 });
       await expect(client.chat.completions.create({ model: 'gpt-4o-mini', messages, stream: true })).rejects.toMatchObject({ status: 500 });
+      await expect(client.chat.completions.create({ model: 'gpt-4o', messages }, { timeout: 100 })).rejects.toThrow(/timed out/);
     });
-    const [limited, broken] = trace.spans.sort((a, b) => Number(a.metadata.stream) - Number(b.metadata.stream));
-    expect(limited).toMatchObject({ failure_type: 'rate_limit', model: 'gpt-4o-mini' });
-    expect(limited!.error).toMatch(/^RateLimitError: 429/);
-    expect(broken).toMatchObject({ failure_type: null });
-    expect(broken!.error).toMatch(/^InternalServerError: 500/);
+    const byModel = (model: string, stream: boolean) => trace.spans.find((s) => s.model === model && s.metadata.stream === stream)!;
+    const limited = byModel('gpt-4o-mini', false);
+    expect(limited.failure_type).toBe('rate_limit');
+    expect(limited.error).toMatch(/^RateLimitError: 429/);
+    const broken = byModel('gpt-4o-mini', true);
+    expect(broken.failure_type).toBeNull();
+    expect(broken.error).toMatch(/^InternalServerError: 500/);
+    const late = byModel('gpt-4o', false);
+    expect(late.failure_type).toBe('timeout');
+    expect(late.error).toMatch(/^APIConnectionTimeoutError: /);
   });
 });
+
+const byModelName = (trace: StoredTrace, model: string) => trace.spans.find((s) => s.model === model);
 
 describe('Anthropic wrapper', () => {
   const anthropic = () => lt.wrapAnthropic(new Anthropic({ apiKey: 'sk-ant-test', baseURL: vendor.url, maxRetries: 0 }));
@@ -250,7 +259,6 @@ describe('Anthropic wrapper', () => {
   it('messages.create plain and streamed, a tool call, and a 429', async () => {
     const client = anthropic();
     const tools = [{ name: 'weather', input_schema: { type: 'object' as const, properties: {} } }];
-    vendor.failNext();
     const trace = await traced(async () => {
       const plain = await client.messages.create({ model: 'claude-test-large', max_tokens: 100, system: 'be brief', messages });
       expect(plain.content).toEqual([{ type: 'text', text: 'echo: capital of France' }]);
@@ -260,10 +268,12 @@ describe('Anthropic wrapper', () => {
       expect(text).toBe('echo: capital of France');
       const toolStream = await client.messages.create({ model: 'claude-test-small', max_tokens: 100, messages, tools, stream: true });
       for await (const _ of toolStream);
-      vendor.failNext(429);
+      vendor.failNext(429, 500);
       await expect(client.messages.create({ model: 'claude-test-small', max_tokens: 100, messages, stop_sequences: ['END'] })).rejects.toMatchObject({ status: 429 });
+      await expect(client.messages.create({ model: 'claude-test-broken', max_tokens: 100, messages, stream: true })).rejects.toMatchObject({ status: 500 });
     });
-    expect(trace.spans.map((s) => s.name)).toEqual(Array(4).fill('anthropic.messages'));
+    expect(trace.spans.map((s) => s.name)).toEqual(Array(5).fill('anthropic.messages'));
+    expect(byModelName(trace, 'claude-test-broken')).toMatchObject({ failure_type: null, error: expect.stringMatching(/^InternalServerError: 500/) });
     const byModel = (model: string, stream: boolean) => trace.spans.find((s) => s.model.startsWith(model) && s.metadata.stream === stream)!;
     const plain = byModel('claude-test-large', false);
     expect(plain).toMatchObject({ model: 'claude-test-large-fake', output: 'echo: capital of France', completion_tokens: 4, metadata: { stop_reason: 'end_turn', max_tokens: 100 } });
