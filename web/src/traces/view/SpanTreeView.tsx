@@ -163,7 +163,7 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
             );
           })}
         </div>
-        {rows.length === 0 && <p className="muted span-tree-empty">No span matches.</p>}
+        {rows.length === 0 && <p className="muted span-tree-empty">{nodes.length === 0 ? 'This trace has no spans.' : 'No span matches.'}</p>}
       </div>
       <p id="span-tree-keys" className="hint">
         j/k or ↓/↑ move, → expands, ← collapses, Enter opens the span (again: folds it), / searches (Esc leaves the search).
