@@ -20,9 +20,12 @@ export async function installPackedSdk(): Promise<{ sdk: Sdk; project: string; t
   const pkg = path.join(work, 'package');
   mkdirSync(pkg);
   for (const file of ['package.json', 'README.md']) if (existsSync(path.join(SDK, file))) copyFileSync(path.join(SDK, file), path.join(pkg, file));
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(SDK, 'tsconfig.json'), '--outDir', path.join(pkg, 'dist')], {
-    stdio: 'pipe',
-  });
+  const tsc = [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(SDK, 'tsconfig.json'), '--outDir', path.join(pkg, 'dist')];
+  try {
+    execFileSync(process.execPath, tsc, { stdio: 'pipe', encoding: 'utf8' });
+  } catch (err) {
+    throw new Error(`tsc could not build sdk/:\n${(err as { stdout?: string }).stdout ?? String(err)}`);
+  }
   const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', stdio: 'pipe' });
   const packed = npm(['pack', '--ignore-scripts', '--pack-destination', work], pkg).trim().split('\n').at(-1)!;
   const tarball = path.join(work, packed);
