@@ -205,6 +205,7 @@ describe('the trace view', () => {
     await expect.poll(() => tree().locator('.match').allTextContents(), WAIT).toEqual([expect.stringContaining('fetch carrier status')]);
     await page.getByLabel('Search spans').fill('no such span');
     await page.getByText('No span matches.').waitFor(WAIT);
+    expect(await seriousA11yViolations(page)).toEqual([]);
     await page.getByLabel('Search spans').fill('');
     await page.getByRole('button', { name: 'Expand all' }).click();
     await expect.poll(() => tree().getByRole('treeitem').count(), WAIT).toBe(4);

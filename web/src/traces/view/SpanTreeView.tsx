@@ -163,8 +163,8 @@ export function SpanTreeView({ forest, openId, onOpen }: Props) {
             );
           })}
         </div>
-        {rows.length === 0 && <p className="muted span-tree-empty">{nodes.length === 0 ? 'This trace has no spans.' : 'No span matches.'}</p>}
       </div>
+      {rows.length === 0 && <p className="muted span-tree-empty">{nodes.length === 0 ? 'This trace has no spans.' : 'No span matches.'}</p>}
       <p id="span-tree-keys" className="hint">
         j/k or ↓/↑ move, → expands, ← collapses, Enter opens the span (again: folds it), / searches (Esc leaves the search).
       </p>
