@@ -87,8 +87,10 @@ const DEFAULTS = {
 const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof (v as { then?: unknown } | null)?.then === 'function';
 
 /**
- * Calls `fn` and tells `done` how it went, returning exactly what `fn` returns (a promise is
- * followed, and its value or error passed on). `done` never throws into the caller.
+ * Calls `fn` and tells `done` how it went, returning what `fn` returns: a plain promise is
+ * followed by an equal one (so a rejection nobody handles is still reported as unhandled); any
+ * other thenable, such as a vendor SDK's APIPromise with its own methods, is returned itself,
+ * watched. `done` runs before the caller's own continuation and never throws into it.
  */
 function observed<T>(fn: () => T, done: (outcome: { value: unknown } | { error: unknown }) => void): T {
   const tell = (outcome: { value: unknown } | { error: unknown }) => {
@@ -109,7 +111,14 @@ function observed<T>(fn: () => T, done: (outcome: { value: unknown } | { error: 
     tell({ value: result });
     return result;
   }
-  return Promise.resolve(result).then(
+  if (!(result instanceof Promise) || result.constructor !== Promise) {
+    result.then(
+      (value) => tell({ value }),
+      (error: unknown) => tell({ error }),
+    );
+    return result;
+  }
+  return result.then(
     (value) => {
       tell({ value });
       return value;

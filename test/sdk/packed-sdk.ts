@@ -24,7 +24,7 @@ export async function installPackedSdk(): Promise<{ sdk: Sdk; project: string; t
   try {
     execFileSync(process.execPath, tsc, { stdio: 'pipe', encoding: 'utf8' });
   } catch (err) {
-    throw new Error(`tsc could not build sdk/:\n${(err as { stdout?: string }).stdout ?? String(err)}`);
+    throw new Error(`tsc could not build sdk/:\n${(err as { stdout?: string }).stdout ?? String(err)}`, { cause: err });
   }
   const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, encoding: 'utf8', stdio: 'pipe' });
   const packed = npm(['pack', '--ignore-scripts', '--pack-destination', work], pkg).trim().split('\n').at(-1)!;

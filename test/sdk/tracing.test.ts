@@ -160,6 +160,15 @@ describe('OpenAI wrapper', () => {
     expect(span.metadata).toMatchObject({ provider: 'openai', stream: false, temperature: 0, finish_reason: 'stop' });
   });
 
+  it('a span whose callback returns an APIPromise hands back that object, .withResponse() and all', async () => {
+    const bare = openai();
+    const trace = await traced(async () => {
+      const { data, response } = await lt.span('ask', { type: 'chain' }, () => bare.chat.completions.create({ model: 'gpt-4o-mini', messages })).withResponse();
+      expect([response.status, data.choices[0]!.message.content]).toEqual([200, 'echo: capital of France']);
+    });
+    expect(JSON.parse(spanNamed(trace, 'ask').output).choices[0].message.content).toBe('echo: capital of France');
+  });
+
   it('a call read through .asResponse() leaves the body to the caller; its span ends when the response arrives', async () => {
     const client = lt.wrapOpenAI(openai());
     const trace = await traced(async () => {
