@@ -41,7 +41,10 @@ export async function startSdkHarness(): Promise<SdkHarness> {
     sdk: installed.sdk,
     project: installed.project,
     storedTrace,
-    close: () => ctx.close(),
+    close: async () => {
+      await ctx.close();
+      installed.remove();
+    },
   };
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +15,7 @@ const SDK = path.join(ROOT, 'sdk');
  * with the repository's openai and @anthropic-ai/sdk linked in as the user's own. Built in its
  * own directory, so parallel test files and a developer's sdk/dist do not meet.
  */
-export async function installPackedSdk(): Promise<{ sdk: Sdk; project: string; tarball: string }> {
+export async function installPackedSdk(): Promise<{ sdk: Sdk; project: string; tarball: string; remove(): void }> {
   const work = mkdtempSync(path.join(tmpdir(), 'looptrace-sdk-'));
   const pkg = path.join(work, 'package');
   mkdirSync(pkg);
@@ -40,5 +40,5 @@ export async function installPackedSdk(): Promise<{ sdk: Sdk; project: string; t
   // Imported through the package name from inside the project: its exports map, not a path into it.
   writeFileSync(path.join(project, 'sdk.mjs'), "export * from '@looptrace/sdk';\n");
   const sdk = (await import(pathToFileURL(path.join(project, 'sdk.mjs')).href)) as Sdk;
-  return { sdk, project, tarball };
+  return { sdk, project, tarball, remove: () => rmSync(work, { recursive: true, force: true }) };
 }
