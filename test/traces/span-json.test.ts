@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { z } from 'zod';
@@ -32,8 +33,10 @@ async function schemaText(tenantId: string, projectId: string, traceId: string):
 }
 
 async function fastText(tenantId: string, projectId: string, traceId: string): Promise<string | undefined> {
-  const text = spansJson(await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId));
-  return text && `[${text.toString('utf8')}]`;
+  const spans = spansJson(await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId));
+  const text = spans && `[${spans.text.toString('utf8')}]`;
+  spans?.release();
+  return text;
 }
 
 interface StoredSpanRow {
@@ -148,6 +151,55 @@ describe('span text from RowBinary', () => {
   });
 });
 
+/** RowBinary of one span in SPAN_JSON_SELECT_COLUMNS' order, with `input` as given bytes and the rest plain. */
+function oneSpanRowBinary(input: Uint8Array, padding: number): Buffer {
+  const string = (bytes: Uint8Array | string) => {
+    const data = typeof bytes === 'string' ? Buffer.from(bytes) : Buffer.from(bytes);
+    const length: number[] = [];
+    for (let n = data.length; ; n = Math.floor(n / 128)) {
+      length.push((n & 0x7f) | (n >= 128 ? 0x80 : 0));
+      if (n < 128) break;
+    }
+    return Buffer.concat([Buffer.from(length), data]);
+  };
+  const uint64 = (n: number) => Buffer.from(new BigUint64Array([BigInt(n)]).buffer);
+  const float64 = (n: number) => Buffer.from(new Float64Array([n]).buffer);
+  const row = Buffer.concat([
+    string('{"id":"x","name":'), string('n'), string('llm'), string('null'), string(input), string('out'), string('m'),
+    uint64(1), float64(0.5), string(''), uint64(2), uint64(3), string('{}'), string(',"start_time":"s","otel_trace_id":'),
+    string(''), string(''), string('null'), string(''),
+  ]);
+  // Shifted by `padding` bytes in its ArrayBuffer: the scan reads four bytes at a time where aligned.
+  return Buffer.concat([Buffer.alloc(padding), row]).subarray(padding);
+}
+
+describe('span text of any input bytes', () => {
+  it('writes the string JSON.stringify writes for UTF-8, at any alignment, and declines other bytes', () => {
+    const byte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x00, 0x1f, 0x20, 0x22, 0x5c, 0x7f, 0x80, 0xc3, 0xa9, 0xe2, 0x80, 0xa8, 0xf0, 0x9f));
+    const plain = fc.stringMatching(/^[a-z ]{0,24}$/);
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 40 }),
+      fc.array(byte, { maxLength: 40 }).map((b) => Uint8Array.from(b)),
+      fc.string({ unit: 'binary', maxLength: 30 }).map((t) => Buffer.from(t)),
+      // One byte of interest anywhere in plain text: each test of the four-byte scan alone.
+      fc.tuple(plain, byte, plain).map(([before, b, after]) => Buffer.concat([Buffer.from(before), Uint8Array.of(b), Buffer.from(after)])),
+    );
+    fc.assert(
+      fc.property(bytes, fc.integer({ min: 0, max: 7 }), (input, padding) => {
+        const spans = spansJson(oneSpanRowBinary(input, padding));
+        if (!isUtf8(input)) {
+          expect(spans).toBeUndefined();
+        } else {
+          const text = spans!.text.toString('utf8');
+          spans!.release();
+          expect(text).toContain(`"input":${JSON.stringify(Buffer.from(input).toString('utf8'))},"output":"out"`);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
 describe('GET /v1/traces/{id}', () => {
   /** What the route's zod serializer answered before the detail was made as text. */
   const schemaJson = (detail: unknown): string => JSON.stringify(traceDetail.encode(detail as TraceDetail));
@@ -178,5 +230,22 @@ describe('GET /v1/traces/{id}', () => {
     expect(slow.body).toBe(schemaJson(slow.json()));
     expect(slow.json().spans.at(-1).output).toContain('\ufffd');
     expect({ ...slow.json(), spans: slow.json().spans.slice(0, -1) }).toEqual({ ...fast.json(), spans: fast.json().spans.slice(0, -1) });
+  });
+
+  it('answers each request its own text when requests overlap (the text buffers are reused once an answer is sent)', async () => {
+    const t = await createTenant(ctx.app);
+    const start = '2026-09-10T09:00:00.000Z';
+    const traces = ['a', 'b'].map((tag) =>
+      aTrace({ spans: Array.from({ length: 300 }, (_, i) => aSpan({ name: `${tag}${i}`, output: `${tag}`.repeat(50 + i), start_time: at(start, i), end_time: at(start, i + 1) })) }),
+    );
+    await ingestTraces(ctx.app, t, traces);
+    const get = async (id: string) => (await ctx.app.inject({ method: 'GET', url: `/v1/traces/${id}`, headers: t.auth })).body;
+    const [a, b] = [await get(traces[0]!.id), await get(traces[1]!.id)];
+    expect(a).toBe(schemaJson(JSON.parse(a)));
+    expect(JSON.parse(b).spans[0].name).toBe('b0');
+    for (let round = 0; round < 3; round++) {
+      expect(await Promise.all([get(traces[0]!.id), get(traces[1]!.id), get(traces[0]!.id)])).toEqual([a, b, a]);
+      expect(await get(traces[1]!.id)).toBe(b);
+    }
   });
 });

@@ -56,7 +56,11 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     // The schema documents the answer; the text is made by TraceService.detailJson (the same bytes
     // as the schema's serializer, much cheaper for traces of thousands of spans).
-    handler: async (request, reply) => sendJsonText(reply, await traces.detailJson(requireAuth(request).tenantId, request.params.id)),
+    handler: async (request, reply) => {
+      const text = await traces.detailJson(requireAuth(request).tenantId, request.params.id);
+      reply.raw.once('close', text.sent);
+      return sendJsonText(reply, text.chunks);
+    },
   });
 
   app.get('/v1/traces/:id/tree', {

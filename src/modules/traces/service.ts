@@ -18,6 +18,14 @@ export { EXPORT_CONTENT_TYPES } from './export-service.js';
 export { traceRetention } from './retention-service.js';
 export type { SubjectTraceService, TraceRef, TraceSubject } from './subject-service.js';
 
+/** An answer as JSON text in chunks, and what to call once it is sent or its connection is gone: its buffers may be reused after. */
+export interface JsonText {
+  chunks: Iterable<Buffer>;
+  sent(): void;
+}
+
+const NOTHING_TO_RELEASE = () => {};
+
 export interface TracePage {
   traces: Trace[];
   has_more: boolean;
@@ -78,8 +86,8 @@ export class TraceService {
    * parsing the spans (span-json.ts) when that reproduces it, which is all but rare traces. Not
    * with a read replica: the raw read goes to the primary, and `get` reads the replica first.
    */
-  async detailJson(tenantId: string, id: string): Promise<Iterable<Buffer>> {
-    if (this.repo.readsFromReplica) return traceDetailChunks(await this.get(tenantId, id));
+  async detailJson(tenantId: string, id: string): Promise<JsonText> {
+    if (this.repo.readsFromReplica) return { chunks: traceDetailChunks(await this.get(tenantId, id)), sent: NOTHING_TO_RELEASE };
     const location = await this.locator.locate(tenantId, id);
     if (!location) throw notFound('trace');
     // The trace row is read by the registry's project, so its spans are that project's.
@@ -90,7 +98,8 @@ export class TraceService {
     ]);
     if (!row) throw notFound('trace');
     const spans = spansJson(rowBinary);
-    return spans ? aroundSpans(detailHead(row, location, depth), [spans]) : traceDetailChunks(await this.get(tenantId, id));
+    if (spans) return { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release };
+    return { chunks: traceDetailChunks(await this.get(tenantId, id)), sent: NOTHING_TO_RELEASE };
   }
 
   /** GET /v1/traces/{id}/tree: as `get`, each span without input, output and metadata (the lengths of input and output instead). */

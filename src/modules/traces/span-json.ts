@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { metadataJson } from './detail-json.js';
 
 /**
@@ -6,8 +7,9 @@ import { metadataJson } from './detail-json.js';
  * objects, their stringify and the garbage of all three were most of the request.
  *
  * The text is the same as JSON.stringify of the spans toSpan makes (test/traces/span-json.test.ts
- * holds it to the schema serializer's output). Strings arrive as their UTF-8 bytes. Valid UTF-8
- * has no byte below 0x80 inside a multi-byte character, so the only bytes JSON.stringify escapes
+ * holds it to the schema serializer's output). Strings arrive as their bytes, checked to be UTF-8
+ * (isUtf8) where they have a non-ASCII byte. UTF-8 has no byte below 0x80 inside a multi-byte
+ * character, so the only bytes JSON.stringify escapes
  * are the ASCII '"', '\' and controls: a string without them is copied as it is, between quotes;
  * one with them is read one byte per character (latin1), which maps those bytes to themselves and
  * passes every other byte through JSON.stringify unchanged. Numbers arrive as binary and are
@@ -19,15 +21,12 @@ import { metadataJson } from './detail-json.js';
 
 const iso = (column: string) => `concat(substring(toString(${column}), 1, 10), 'T', substring(toString(${column}), 12, 12), 'Z')`;
 
-const TEXT_COLUMNS = ['name', 'type', 'input', 'output', 'model', "ifNull(error, '')", 'metadata', 'otel_trace_id', 'otel_span_id', 'failure_type'];
-
 /**
  * The columns spansJson reads, in its order. ClickHouse writes the fields of fixed formats, which
  * need no escaping, as JSON text (the ids and dates with their keys; dates as clickHouseToIso
  * formats them: milliseconds, truncated); the others come as values.
  */
 export const SPAN_JSON_SELECT_COLUMNS = [
-  TEXT_COLUMNS.map((c) => `isValidUTF8(${c})`).join(' AND '),
   `concat('{"id":"', toString(span_id), '","created_at":"', ${iso('created_at')}, '","tenant_id":"', toString(tenant_id), '","trace_id":"', toString(trace_id), '","name":')`,
   'name',
   'toString(type)',
@@ -57,7 +56,7 @@ class RowBinaryReader {
   /** Where the last String read starts and ends in `data`. */
   from = 0;
   to = 0;
-  /** `data`'s whole ArrayBuffer as 32-bit words, for needsEscape. */
+  /** `data`'s whole ArrayBuffer as 32-bit words, for scan. */
   readonly words: Int32Array;
   constructor(readonly data: Buffer) {
     this.words = new Int32Array(data.buffer, 0, data.buffer.byteLength >> 2);
@@ -97,9 +96,6 @@ class RowBinaryReader {
     return value;
   }
 
-  uint8(): number {
-    return this.data.readUInt8(this.at++);
-  }
 }
 
 const QUOTE = 0x22;
@@ -112,11 +108,8 @@ const SHORT_COPY = 48;
  * of a span are short, and a native call per piece cost more than the piece.
  */
 class JsonText {
-  private data: Buffer;
   private length = 0;
-  constructor(capacity: number) {
-    this.data = Buffer.allocUnsafe(capacity);
-  }
+  constructor(private data: Buffer) {}
 
   /** Text of one byte per character (ASCII, or UTF-8 bytes read as latin1). */
   latin1(text: string): void {
@@ -153,7 +146,9 @@ class JsonText {
   /** The String just read as JSON.stringify writes it: between quotes as it is, unless it has a byte to escape. */
   jsonString(rows: RowBinaryReader): void {
     const { data: source, from, to } = rows;
-    if (needsEscape(source, rows.words, from, to)) this.latin1(JSON.stringify(source.toString('latin1', from, to)));
+    const found = scan(source, rows.words, from, to);
+    if (found & NON_ASCII && !isUtf8(source.subarray(from, to))) throw new CannotReproduce();
+    if (found & ESCAPE) this.latin1(JSON.stringify(source.toString('latin1', from, to)));
     else this.quoted(rows);
   }
 
@@ -167,6 +162,11 @@ class JsonText {
     return this.data.subarray(0, this.length);
   }
 
+  /** The buffer written into, for the next JsonText once the text is sent. */
+  get storage(): Buffer {
+    return this.data;
+  }
+
   private reserve(bytes: number): void {
     if (this.length + bytes <= this.data.length) return;
     const larger = Buffer.allocUnsafe(Math.max(this.data.length * 2, this.length + bytes));
@@ -175,49 +175,85 @@ class JsonText {
   }
 }
 
-const escaped = (byte: number): boolean => byte < 0x20 || byte === QUOTE || byte === BACKSLASH;
+/** What scan finds: a byte JSON.stringify escapes ('"', '\\', below 0x20), a byte of a non-ASCII character. */
+const ESCAPE = 1;
+const NON_ASCII = 2;
+
+const kindOf = (byte: number): number => (byte >= 0x80 ? NON_ASCII : byte < 0x20 || byte === QUOTE || byte === BACKSLASH ? ESCAPE : 0);
 
 /**
- * Whether bytes[from, to) has a byte JSON.stringify escapes. Four bytes at a time where they are
- * aligned (words is an Int32Array over the bytes' ArrayBuffer), with the bit tests for "a byte
- * below 0x20" and "a zero byte" (x ^ 0x22222222 has one where x has '"'): three times the speed
- * of a byte loop, and inputs and outputs are most of a trace's bytes.
+ * What bytes[from, to) holds of ESCAPE and NON_ASCII. Four bytes at a time where they are aligned
+ * (words is an Int32Array over the bytes' ArrayBuffer), with the bit tests for "a byte below 0x20",
+ * "a zero byte" (x ^ 0x22222222 has one where x has '"') and "a byte of 0x80 or above": three times
+ * the speed of a byte loop, and inputs and outputs are most of a trace's bytes.
  */
-function needsEscape(bytes: Buffer, words: Int32Array, from: number, to: number): boolean {
+function scan(bytes: Buffer, words: Int32Array, from: number, to: number): number {
   const base = bytes.byteOffset;
+  let found = 0;
   let i = from;
-  for (; i < to && ((base + i) & 3) !== 0; i++) if (escaped(bytes[i]!)) return true;
-  if (i >= to) return false;
+  for (; i < to && ((base + i) & 3) !== 0; i++) found |= kindOf(bytes[i]!);
+  if (i >= to) return found;
   const end = (base + to) >> 2;
-  for (let w = (base + i) >> 2; w < end; w++) {
+  for (let w = (base + i) >> 2; w < end && found !== (ESCAPE | NON_ASCII); w++) {
     const x = words[w]!;
     const quote = x ^ 0x22222222;
     const backslash = x ^ 0x5c5c5c5c;
-    if ((((x - 0x20202020) & ~x) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080) return true;
+    if ((((x - 0x20202020) & ~x) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080) found |= ESCAPE;
+    if (x & 0x80808080) found |= NON_ASCII;
   }
-  for (i = Math.max(i, end * 4 - base); i < to; i++) if (escaped(bytes[i]!)) return true;
-  return false;
+  for (i = Math.max(i, end * 4 - base); i < to; i++) found |= kindOf(bytes[i]!);
+  return found;
+}
+
+/** spansJson's text, in a buffer to give back (release) once the answer is sent. */
+export interface SpansText {
+  text: Buffer;
+  release(): void;
+}
+
+/**
+ * A buffer of spansJson's text given back for the next trace. The text of 10,000 spans is about
+ * 16 MB; allocated per request, such buffers (outside the V8 heap, but counted by it) made V8 run a
+ * full garbage collection every other request.
+ */
+let spare: Buffer | undefined;
+const SPARE_MAX_BYTES = 64 * 1024 * 1024;
+
+function storage(bytes: number): Buffer {
+  const reused = spare && spare.length >= bytes ? spare : undefined;
+  if (reused) spare = undefined;
+  return reused ?? Buffer.allocUnsafe(bytes);
+}
+
+function giveBack(buffer: Buffer): void {
+  if (buffer.length <= SPARE_MAX_BYTES && (!spare || spare.length < buffer.length)) spare = buffer;
 }
 
 /**
  * The JSON text of the spans of a RowBinary answer of SPAN_JSON_SELECT_COLUMNS, joined by commas
- * (UTF-8); undefined when a span holds something only the JSON path reproduces.
+ * (UTF-8); undefined when a span holds something only the JSON path reproduces. The text must not
+ * be read after its release.
  */
-export function spansJson(rowBinary: Buffer): Buffer | undefined {
+export function spansJson(rowBinary: Buffer): SpansText | undefined {
   const rows = new RowBinaryReader(rowBinary);
   // About the answer's size: the keys take about what the RowBinary lengths, numbers and checks do.
-  const text = new JsonText(Math.ceil(rowBinary.length * 1.25) + 1024);
+  const text = new JsonText(storage(Math.ceil(rowBinary.length * 1.25) + 1024));
   const metadata = new Map<string, string>();
   try {
-    for (let first = true; !rows.done; first = false) {
-      if (rows.uint8() !== 1) return undefined;
-      writeSpan(rows, text, first, metadata);
-    }
+    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, metadata);
   } catch (err) {
+    giveBack(text.storage);
     if (err instanceof CannotReproduce) return undefined;
     throw err;
   }
-  return text.text();
+  let released = false;
+  return {
+    text: text.text(),
+    release: () => {
+      if (!released) giveBack(text.storage);
+      released = true;
+    },
+  };
 }
 
 /** One span, with the Span schema's keys in its order. */
@@ -258,6 +294,7 @@ function metadataText(rows: RowBinaryReader, seen: Map<string, string>): string 
   const stored = rows.data.toString('latin1', rows.from, rows.to);
   let text = seen.get(stored);
   if (text === undefined) {
+    if (!isUtf8(rows.data.subarray(rows.from, rows.to))) throw new CannotReproduce();
     text = Buffer.from(metadataJson(Buffer.from(stored, 'latin1').toString('utf8')), 'utf8').toString('latin1');
     seen.set(stored, text);
   }
