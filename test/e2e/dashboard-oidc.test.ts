@@ -122,36 +122,46 @@ describe('the web dashboard with single sign-on', () => {
     expect(await seriousA11yViolations(page)).toEqual([]);
   });
 
+  const addFilter = async (kind: string) => {
+    await page.getByRole('button', { name: 'Add filter' }).click();
+    await page.getByRole('menuitem', { name: kind, exact: true }).click();
+    return page.getByRole('dialog', { name: `Filter: ${kind}` });
+  };
+
   it('narrows the list with a filter, kept in the URL', async () => {
-    await page.getByLabel('Failure type').selectOption('timeout');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const failure = await addFilter('Failure type');
+    await failure.getByLabel('Failure type').selectOption('timeout');
+    await failure.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/failure_type=timeout/, WAIT);
     const rows = page.locator('table.traces tbody tr');
     await expect.poll(() => rows.count(), WAIT).toBe(1);
     expect(await rows.first().textContent()).toContain('checkout');
     expect(await rows.first().textContent()).toContain('Timeout');
 
-    await page.getByLabel('Name', { exact: true }).fill('search');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const name = await addFilter('Name');
+    await name.getByLabel('Trace name (exact)').fill('search');
+    await name.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('No traces match these filters.').waitFor(WAIT);
-    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.getByRole('button', { name: 'Clear filters' }).click();
     await expect.poll(() => rows.count(), WAIT).toBe(50);
 
     // Full-text search: every word, any case, in the trace's or its spans' texts.
-    await page.getByLabel('Search').fill('PLACED order');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const search = page.getByRole('searchbox', { name: 'Search traces' });
+    await search.fill('PLACED order');
+    await search.press('Enter');
     await page.waitForURL(/q=PLACED/, WAIT);
     await expect.poll(() => rows.count(), WAIT).toBe(1);
     expect(await rows.first().textContent()).toContain('checkout');
-    await page.getByRole('button', { name: 'Clear' }).click();
+    await search.fill('');
+    await search.press('Enter');
     await expect.poll(() => rows.count(), WAIT).toBe(50);
   });
 
   it('exports the current filter as CSV and as Parquet', async () => {
-    await page.getByLabel('Name', { exact: true }).fill('checkout');
-    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const name = await addFilter('Name');
+    await name.getByLabel('Trace name (exact)').fill('checkout');
+    await name.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.locator('table.traces tbody tr').count(), WAIT).toBe(1);
-    await screenshot(page, 'traces');
     const download = page.waitForEvent('download', WAIT);
     await page.getByRole('button', { name: 'CSV' }).click();
     const file = await download;
@@ -171,7 +181,9 @@ describe('the web dashboard with single sign-on', () => {
 
   it('opens a trace from the keyboard and shows its span tree beside its timeline', async () => {
     await page.locator('table.traces tbody tr').first().focus();
-    await page.keyboard.press('Enter');
+    await page.keyboard.press('Enter'); // the trace beside the list…
+    await page.getByRole('complementary', { name: 'checkout' }).waitFor(WAIT);
+    await page.keyboard.press('Enter'); // …then its own page
     await page.waitForURL(`${appUrl}/traces/${checkout.id}`, WAIT);
     await page.getByRole('heading', { name: 'checkout', level: 1 }).waitFor(WAIT);
 

@@ -142,19 +142,21 @@ describe('trace extras and sessions in the dashboard', () => {
   it('saves the current filters under a name and loads them back in a fresh page', async () => {
     await page.goto(`${appUrl}/traces?name=checkout`);
     await expect.poll(() => page.locator('table.traces tbody tr').count(), WAIT).toBe(1);
+    await page.getByRole('button', { name: 'Saved filters' }).click();
     await page.getByText('No saved filters yet.').waitFor(WAIT);
     await page.getByLabel('Name of the current filters').fill('Checkouts');
     await page.getByRole('button', { name: 'Save filters' }).click();
     await page.getByText('Saved Checkouts.').waitFor(WAIT);
-    await page.getByRole('button', { name: 'Load Checkouts' }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Apply Checkouts' }).waitFor(WAIT);
     expect(await seriousA11yViolations(page)).toEqual([]);
 
     const fresh = await member.newPage();
     await fresh.goto(`${appUrl}/traces`);
     await expect.poll(() => fresh.locator('table.traces tbody tr').count(), WAIT).toBe(3);
-    await fresh.getByRole('button', { name: 'Load Checkouts' }).click();
+    await fresh.getByRole('button', { name: 'Saved filters' }).click();
+    await fresh.getByRole('button', { name: 'Apply Checkouts' }).click();
     await fresh.waitForURL(`${appUrl}/traces?name=checkout`, WAIT);
-    await expect.poll(() => fresh.getByLabel('Name', { exact: true }).inputValue(), WAIT).toBe('checkout');
+    await fresh.getByRole('button', { name: 'Name: checkout', exact: true }).waitFor(WAIT);
     await expect.poll(() => fresh.locator('table.traces tbody tr').count(), WAIT).toBe(1);
     await fresh.close();
 
@@ -169,14 +171,15 @@ describe('trace extras and sessions in the dashboard', () => {
   });
 
   it('shows a viewer the write controls disabled with the reason; an owner deletes the saved filter of a member', async () => {
-    // The member saves one again; the viewer may load it but not change it.
+    // The member saves one again; the viewer may apply it but not delete it.
     await page.getByLabel('Name of the current filters').fill('Checkouts again');
     await page.getByRole('button', { name: 'Save filters' }).click();
     await page.getByText('Saved Checkouts again.').waitFor(WAIT);
 
     const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const seen = await signIn(viewer, 'viewer');
-    await seen.getByRole('button', { name: 'Load Checkouts again' }).waitFor(WAIT);
+    await seen.getByRole('button', { name: 'Saved filters' }).click();
+    await seen.getByRole('button', { name: 'Apply Checkouts again' }).waitFor(WAIT);
     expect(await seen.getByRole('button', { name: 'Save filters' }).isDisabled()).toBe(true);
     await seen.getByText('Saving filters: needs the owner or member role (you are viewer).').waitFor(WAIT);
     expect(await seen.getByRole('button', { name: 'Delete Checkouts again' }).isDisabled()).toBe(true);
@@ -195,6 +198,7 @@ describe('trace extras and sessions in the dashboard', () => {
 
     const owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const boss = await signIn(owner, 'owner');
+    await boss.getByRole('button', { name: 'Saved filters' }).click(WAIT);
     await boss.getByRole('button', { name: 'Delete Checkouts again' }).click(WAIT);
     await boss.getByRole('button', { name: 'Delete it' }).click();
     await boss.getByText('No saved filters yet.').waitFor(WAIT);

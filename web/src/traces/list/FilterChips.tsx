@@ -57,6 +57,11 @@ export function FilterChips({ filters, projects, onChange }: Props) {
         </span>
       )}
       <Menu label="Add filter" items={addable} onChoose={setEditing} />
+      {active.length > 0 && (
+        <button type="button" className="chips-clear" onClick={() => onChange(FILTER_KINDS.reduce((rest, kind) => withoutKind(kind, rest), filters))}>
+          Clear filters
+        </button>
+      )}
     </div>
   );
 }
