@@ -194,6 +194,10 @@ describe('the trace list in the dashboard', () => {
     await range.selectOption('custom');
     const custom = page.getByRole('form', { name: 'Custom time range' });
     const local = (ms: number) => ago(ms).toISOString().slice(0, 19);
+    await custom.getByLabel('From').fill(local(3 * DAY - HOUR));
+    await custom.getByLabel('To').fill(local(3 * DAY + HOUR));
+    await custom.getByRole('button', { name: 'Apply range' }).click();
+    await custom.getByRole('alert').getByText('"To" is before "From".').waitFor(WAIT); // not the API's 400
     await custom.getByLabel('From').fill(local(3 * DAY + HOUR));
     await custom.getByLabel('To').fill(local(3 * DAY - HOUR));
     await custom.getByRole('button', { name: 'Apply range' }).click();
@@ -256,9 +260,10 @@ describe('the trace list in the dashboard', () => {
   });
 
   it('peeks at a trace in a side panel without leaving the list; Esc closes it', async () => {
-    await page.goto(`${appUrl}/traces`);
-    await expectNames(ALL);
-    await rows().nth(1).locator('td').first().click();
+    // Shown with a chip and a preset, for the screenshot.
+    await page.goto(`${appUrl}/traces?latency_max=500&range=7d`);
+    await expectNames(['weather lookup', 'summarise ticket']);
+    await rows().nth(0).locator('td').first().click();
     const panel = page.getByRole('complementary', { name: 'weather lookup' });
     await panel.getByText('Forecast for Lyon tomorrow').waitFor(WAIT);
     expect(params().get('peek')).toBe(weather.id);

@@ -47,8 +47,11 @@ export function TracesPage() {
   useEffect(() => {
     document.title = 'Traces · Looptrace';
   }, []);
-  // A new list starts at its first row; rows "Load more" brings take the focus, for keyboard users.
-  useEffect(() => setSelected(0), [key]);
+  // A new list starts at its first row, or at the trace in the side panel (a shared URL, the back button).
+  useEffect(() => {
+    setSelected(Math.max(0, traces.findIndex((t) => t.id === state.peek)));
+  }, [key, list.loading]);
+  // Rows "Load more" brings take the focus, for keyboard users.
   const loaded = useRef(traces.length);
   useEffect(() => {
     const before = loaded.current;

@@ -15,6 +15,7 @@ interface Range {
 export function TimeRange({ value, onChange }: { value: Range; onChange: (range: Range) => void }) {
   const custom = value.range === undefined && (value.from !== undefined || value.to !== undefined);
   const [editing, setEditing] = useState(false);
+  const [problem, setProblem] = useState('');
   const choice = editing || custom ? 'custom' : (value.range ?? '');
 
   const choose = (next: string) => {
@@ -25,8 +26,12 @@ export function TimeRange({ value, onChange }: { value: Range; onChange: (range:
   const apply = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
+    const [from, to] = [localInputToIso(String(form.get('from') ?? '')), localInputToIso(String(form.get('to') ?? ''))];
+    // The API refuses to before from: say so here rather than show its 400.
+    if (from && to && from > to) return setProblem('"To" is before "From".');
+    setProblem('');
     setEditing(false);
-    onChange({ from: localInputToIso(String(form.get('from') ?? '')), to: localInputToIso(String(form.get('to') ?? '')) });
+    onChange({ from, to });
   };
 
   return (
@@ -54,6 +59,11 @@ export function TimeRange({ value, onChange }: { value: Range; onChange: (range:
             <input name="to" type="datetime-local" step={1} defaultValue={isoToLocalInput(value.to)} />
           </label>
           <button type="submit">Apply range</button>
+          {problem && (
+            <span role="alert" className="chip-problem">
+              {problem}
+            </span>
+          )}
         </form>
       )}
     </div>
