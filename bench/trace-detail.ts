@@ -4,7 +4,8 @@
  * Latency of GET /v1/traces/{id} for one big trace (default 10,000 spans of bench:ingest's kind:
  * 200–800 character inputs and outputs), through the real server: a fresh tenant ingests the trace
  * through POST /v1/ingest/batch, then the bench fetches it again and again, one request at a time,
- * timing each to the last byte of the body. To compare two versions of the server under the
+ * timing each to the last byte of the body. Its span tree (GET /v1/traces/{id}/tree, `tree` in the
+ * results) is fetched in turn with the detail (`full`). To compare two versions of the server under the
  * same machine load, run this bench from each version's tree in turn (before, after, before, …)
  * and compare their p50s as a ratio.
  */
@@ -59,7 +60,8 @@ async function main() {
       await new Promise((r) => setTimeout(r, 200));
       probe = await get().catch(() => ({ ms: 0, bytes: 0, spans: 0 }));
     }
-    const variants: Record<string, string> = { full: '' };
+    // full: the detail; tree: the span tree without inputs, outputs and metadata (GET /v1/traces/{id}/tree).
+    const variants: Record<string, string> = { full: '', tree: '/tree' };
     const latencies: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
     const bytes: Record<string, number> = {};
     for (let i = 0; i < Number(args.warmup); i += 1) for (const q of Object.values(variants)) await get(q);

@@ -120,6 +120,20 @@ class JsonText {
     this.length = at;
   }
 
+  /** A non-negative integer below 2^53, as Number#toString writes it. */
+  integer(value: number): void {
+    let digits = 1;
+    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    this.reserve(digits);
+    const data = this.data;
+    let rest = value;
+    for (let at = this.length + digits - 1; at >= this.length; at--) {
+      data[at] = 0x30 + (rest % 10);
+      rest = Math.floor(rest / 10);
+    }
+    this.length += digits;
+  }
+
   /** The String just read, as it is. */
   copy(rows: RowBinaryReader): void {
     const { data: source, from, to } = rows;
@@ -271,13 +285,22 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   text.jsonString(rows.string());
   text.latin1(',"model":');
   text.jsonString(rows.string());
-  const latency = rows.uint64();
+  // Pieces written one by one: text made of template strings cost more than the bytes written.
+  text.latin1(',"latency_ms":');
+  text.integer(rows.uint64());
   const cost = rows.float64();
   if (!Number.isFinite(cost)) throw new CannotReproduce();
-  text.latin1(`,"latency_ms":${latency},"cost":${JSON.stringify(cost)},"error":`);
+  text.latin1(',"cost":');
+  text.latin1(JSON.stringify(cost));
+  text.latin1(',"error":');
   text.jsonStringOrNull(rows.string());
-  text.latin1(`,"prompt_tokens":${rows.uint64()},"completion_tokens":${rows.uint64()},"metadata":`);
-  text.latin1(metadataText(rows.string(), metadata));
+  text.latin1(',"prompt_tokens":');
+  text.integer(rows.uint64());
+  text.latin1(',"completion_tokens":');
+  text.integer(rows.uint64());
+  text.latin1(',"metadata":');
+  if (isEmptyObject(rows.string())) text.latin1('{}');
+  else text.latin1(metadataText(rows, metadata));
   text.copy(rows.string()); // ,"start_time":…,"otel_trace_id":
   text.jsonString(rows.string());
   text.latin1(',"otel_span_id":');
@@ -288,6 +311,9 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   text.jsonStringOrNull(rows.string());
   text.latin1('}');
 }
+
+/** Whether the String just read is `{}`, the metadata of most spans. */
+const isEmptyObject = ({ data, from, to }: RowBinaryReader): boolean => to - from === 2 && data[from] === 0x7b && data[from + 1] === 0x7d;
 
 /** metadataJson of the stored text, as latin1 text of its UTF-8; spans of a trace mostly share theirs. */
 function metadataText(rows: RowBinaryReader, seen: Map<string, string>): string {
