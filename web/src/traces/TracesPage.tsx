@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useEffect, useMemo, useRef } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { useApi } from '../api/useApi';
@@ -15,6 +15,7 @@ import { SearchBox } from './list/SearchBox';
 import { TimeRange } from './list/TimeRange';
 import { TraceTable } from './list/TraceTable';
 import { useListKeys } from './list/useListKeys';
+import { useRowSelection } from './list/useRowSelection';
 import { LIVE_POLL_MS, useLiveTraces } from './list/useLiveTraces';
 import { SavedFilters } from './SavedFilters';
 import { useTracePages } from './useTracePages';
@@ -39,32 +40,23 @@ export function TracesPage() {
   const live = useLiveTraces(state.live, key, () => queryOf(state, Date.now()), list.traces);
   const traces = useMemo(() => [...live.fresh, ...list.traces], [live.fresh, list.traces]);
   const fresh = useMemo(() => new Set(live.fresh.map((t) => t.id)), [live.fresh]);
-  const [selected, setSelected] = useState(0);
-  const body = useRef<HTMLTableSectionElement>(null);
+  const { selected, body, focusRow, setSelected } = useRowSelection({
+    traces,
+    listKey: key,
+    loading: list.loading,
+    paged: list.traces.length,
+    fresh: live.fresh.length,
+    peek: state.peek,
+  });
   const search = useRef<HTMLInputElement>(null);
   const listQuery = listStateToParams({ ...state, peek: undefined, live: false }).toString();
 
   useEffect(() => {
     document.title = 'Traces · Looptrace';
   }, []);
-  // A new list starts at its first row, or at the trace in the side panel (a shared URL, the back button).
-  useEffect(() => {
-    setSelected(Math.max(0, traces.findIndex((t) => t.id === state.peek)));
-  }, [key, list.loading]);
-  // Rows "Load more" brings take the focus, for keyboard users.
-  const loaded = useRef(traces.length);
-  useEffect(() => {
-    const before = loaded.current;
-    loaded.current = list.traces.length;
-    if (list.traces.length > before && before > 0) focusRow(live.fresh.length + before);
-  }, [list.traces.length]);
 
   const go = (next: ListState, replace = false) => setParams(listStateToParams(next), { replace });
   const setFilters = (filters: TraceFilters) => go({ ...state, filters, peek: undefined });
-  const focusRow = (index: number) => {
-    setSelected(index);
-    (body.current?.rows[index] as HTMLElement | undefined)?.focus();
-  };
   const peekAt = (index: number) => {
     const trace = traces[index];
     if (!trace) return;
@@ -116,7 +108,7 @@ export function TracesPage() {
             traces={traces}
             columns={columns}
             projects={projects.data}
-            selected={Math.min(selected, traces.length - 1)}
+            selected={selected}
             peek={state.peek}
             fresh={fresh}
             listQuery={listQuery}
