@@ -232,7 +232,7 @@ describe('the trace list in the dashboard', () => {
     await page.keyboard.press('Escape');
   });
 
-  it('saves the current filters from the saved filters menu, applies them to another list and deletes them', async () => {
+  it('saves the current filters from the saved filters menu, applies them to another list, replaces and deletes them', async () => {
     await page.goto(`${appUrl}/traces?model=gpt-4o-mini&range=7d`);
     await expectNames(['weather lookup']);
     await page.getByRole('button', { name: 'Saved filters' }).click();
@@ -253,7 +253,13 @@ describe('the trace list in the dashboard', () => {
     expect(Object.fromEntries(params())).toEqual({ model: 'gpt-4o-mini', range: '7d' });
     expect(await menu.count()).toBe(0); // applying closes the menu
 
+    // Replaced with the filters of the list as it is now.
+    await page.goto(`${appUrl}/traces?model=claude-sonnet`);
+    await expectNames(['summarise ticket']);
     await page.getByRole('button', { name: 'Saved filters' }).click();
+    await menu.getByText('model=gpt-4o-mini, range=7d').waitFor(WAIT);
+    await menu.getByRole('button', { name: 'Replace Mini this week with the current filters' }).click();
+    await menu.getByText('model=claude-sonnet').waitFor(WAIT);
     await menu.getByRole('button', { name: 'Delete Mini this week' }).click();
     await menu.getByRole('button', { name: 'Delete it' }).click();
     await menu.getByText('No saved filters yet.').waitFor(WAIT);
@@ -280,10 +286,14 @@ describe('the trace list in the dashboard', () => {
     await page.getByRole('button', { name: 'Live' }).click();
     expect(await page.getByRole('button', { name: 'Live' }).getAttribute('aria-pressed')).toBe('true');
     await page.waitForURL(/live=1/, WAIT);
+    await page.keyboard.press('j'); // the selection on the second row, the weather lookup
     const late = traceAgo(0, 100, { name: 'late arrival', input: 'just now' });
     await ingest([late]);
     await expectNames(['late arrival', ...ALL]);
     await page.getByText('1 new trace since this list loaded.').waitFor(WAIT);
+    // The selection stays on its trace as the rows move down.
+    expect(await page.locator('table.traces tbody tr[tabindex="0"]').textContent()).toContain('weather lookup');
+    await checkPage(page);
     // Later polls find it listed already.
     await page.waitForResponse((r) => r.url().includes('/v1/traces?'), WAIT);
     await page.waitForResponse((r) => r.url().includes('/v1/traces?'), WAIT);

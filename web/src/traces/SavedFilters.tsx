@@ -40,7 +40,8 @@ interface Props {
 
 /**
  * The tenant's saved filters of the trace list (every member sees them all), in a dropdown: apply
- * one (it becomes the URL), save the current filters under a name, delete one (its author or an owner).
+ * one (it becomes the URL), save the current filters under a name, replace one with the current
+ * filters or delete it (its author or an owner).
  */
 export function SavedFilters(props: Props) {
   return (
@@ -60,6 +61,10 @@ function SavedFilterList({ current, projects, onLoad }: Props) {
   );
   const projectName = (id: string) => projects?.find((p) => p.id === id)?.name ?? id;
   const change = useAction();
+  const replace = (saved: SavedFilter) =>
+    void change
+      .run(saved.id, () => unwrap(api.PATCH('/v1/saved-filters/{id}', { params: { path: { id: saved.id } }, body: { filters: toStored(current) } })))
+      .then((done) => done && reload());
   const remove = (saved: SavedFilter) =>
     void change
       .run(saved.id, () => noContent(api.DELETE('/v1/saved-filters/{id}', { params: { path: { id: saved.id } } })))
@@ -71,9 +76,11 @@ function SavedFilterList({ current, projects, onLoad }: Props) {
       {list.items.length > 0 && (
         <ul className="saved-filter-list">
           {list.items.map((saved) => {
-            // The API lets the author or an owner delete a saved filter (x-author-only); say so ahead.
+            // The API lets the author or an owner change a saved filter (x-author-only); say so ahead.
+            const patch = canChange(me, 'PATCH /v1/saved-filters/{id}', saved);
             const del = canChange(me, 'DELETE /v1/saved-filters/{id}', saved);
             const reasonId = `saved-filter-reason-${saved.id}`;
+            const reason = !patch.allowed ? patch.reason : !del.allowed ? del.reason : null;
             const state = storedToState(saved.filters);
             return (
               <li key={saved.id}>
@@ -83,6 +90,9 @@ function SavedFilterList({ current, projects, onLoad }: Props) {
                 <span id={`saved-filter-what-${saved.id}`} className="muted">
                   {projectName(saved.project_id)} · {describe(state)}
                 </span>
+                <button type="button" disabled={!patch.allowed || change.busy !== null} aria-describedby={patch.allowed ? undefined : reasonId} onClick={() => replace(saved)}>
+                  Replace<span className="visually-hidden"> {saved.name}</span> with the current filters
+                </button>
                 <ConfirmButton
                   action="Delete"
                   subject={saved.name}
@@ -92,9 +102,9 @@ function SavedFilterList({ current, projects, onLoad }: Props) {
                   disabled={!del.allowed || change.busy !== null}
                   describedBy={del.allowed ? undefined : reasonId}
                 />
-                {!del.allowed && (
+                {reason && (
                   <span id={reasonId} className="hint reason">
-                    Deleting it {del.reason}.
+                    Changing it {reason}.
                   </span>
                 )}
               </li>
