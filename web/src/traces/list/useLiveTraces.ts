@@ -22,7 +22,12 @@ export function useLiveTraces(enabled: boolean, key: string, query: () => TraceF
   useEffect(() => {
     if (!enabled) return;
     const controller = new AbortController();
+    let polling = false;
     const poll = async () => {
+      // A tab in the background does not spend the tenant's rate limit (it catches up when shown);
+      // a slow answer is not asked for again before it comes, nor its traces added twice.
+      if (document.hidden || polling) return;
+      polling = true;
       try {
         const page = await unwrap(api.GET('/v1/traces', { params: { query: { ...current.current(), limit: 50 } }, signal: controller.signal }));
         setFailed(undefined);
@@ -30,6 +35,8 @@ export function useLiveTraces(enabled: boolean, key: string, query: () => TraceF
         if (unseen.length > 0) setFresh((f) => ({ key, traces: [...unseen, ...(f.key === key ? f.traces : [])] }));
       } catch (error) {
         if (!controller.signal.aborted) setFailed(error);
+      } finally {
+        polling = false;
       }
     };
     const timer = setInterval(() => void poll(), LIVE_POLL_MS);
