@@ -22,6 +22,16 @@ export function bind(type: string, value: unknown): Bound {
   return { [BOUND]: true, type, value };
 }
 
+const PIECE = Symbol('piece');
+
+/** SQL made by a TenantWhere of the same query (a subquery's WHERE clause), for use in a condition. */
+export interface SqlPiece {
+  readonly [PIECE]: true;
+  readonly sql: string;
+}
+
+const isPiece = (part: unknown): part is SqlPiece => typeof part === 'object' && part !== null && (part as SqlPiece)[PIECE] === true;
+
 /** Parameters of one query, shared by every WHERE clause built for it. */
 interface ParamSet {
   values: Record<string, unknown>;
@@ -49,7 +59,7 @@ export class TenantWhere {
   }
 
   /** Appends `AND (<condition>)`. */
-  and(strings: TemplateStringsArray, ...bound: Bound[]): this {
+  and(strings: TemplateStringsArray, ...bound: (Bound | SqlPiece)[]): this {
     this.conditions.push(`(${this.fragment(strings, ...bound)})`);
     return this;
   }
@@ -58,9 +68,13 @@ export class TenantWhere {
    * SQL text for another clause of the same query (HAVING, LIMIT) whose values share this
    * parameter set. Nothing is added to the WHERE clause.
    */
-  fragment(strings: TemplateStringsArray, ...bound: Bound[]): string {
+  fragment(strings: TemplateStringsArray, ...bound: (Bound | SqlPiece)[]): string {
     let sql = strings[0] ?? '';
     bound.forEach((b, i) => {
+      if (isPiece(b)) {
+        sql += `${b.sql}${strings[i + 1] ?? ''}`;
+        return;
+      }
       if (!b || b[BOUND] !== true) throw new TypeError('ClickHouse values must be bound parameters');
       const name = `p${this.paramSet.counter++}`;
       this.paramSet.values[name] = b.value;
@@ -72,6 +86,11 @@ export class TenantWhere {
   /** The WHERE condition, tenant first: `tenant_id = {tenant:UUID} AND (...) AND (...)`. */
   get sql(): string {
     return this.conditions.join(' AND ');
+  }
+
+  /** This clause as it stands, for a subquery inside a condition of a sibling (same tenant, same parameters). */
+  get piece(): SqlPiece {
+    return { [PIECE]: true, sql: this.sql };
   }
 
   get params(): Record<string, unknown> {

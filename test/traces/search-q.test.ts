@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TraceFilter } from '../../src/modules/traces/filters.js';
+import { traceRepository } from '../../src/modules/traces/repo.js';
+import { readNewestFirst } from '../../src/modules/traces/time-slices.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
 import { getJson, ingestTraces, listAll, withQuery, type QueryValues } from '../helpers/trace-api.js';
@@ -113,6 +115,21 @@ describe('GET /v1/traces?q= full-text search', () => {
     expect(await search(t, { q: 'vectorsearch', project_id: t.projectId })).toEqual([ids.spanName]);
     expect(await search(other, { q: 'vectorsearch', project_id: t.projectId })).toEqual([]);
     expect(await search(t, { q: 'zebrafield', to: at(-1) })).toEqual([]);
+  });
+
+  it('finds the same traces without narrowing by the text indexes first, as it does when every token is common', async () => {
+    // The API narrows by candidates (every token here is rare); the plain condition, the one used
+    // when every token is held by more than SEARCH_CANDIDATES_MAX traces, must agree with it.
+    const repo = traceRepository(ctx.stores.ch);
+    const plain = async (tenant: TestTenant, query: { q: string; project_id?: string; from?: string; name?: string }) => {
+      const filter = TraceFilter.fromQuery(tenant.tenantId, query);
+      const rows = await readNewestFirst(filter.range, null, 1000, Date.now(), (slice, want) => repo.listSlice(filter, slice, want));
+      return rows.map((r) => r.id);
+    };
+    const queries = [{ q: 'zebrafield' }, { q: 'VECTORSEARCH' }, { q: 'alphaword betaword' }, { q: 'alphaword gammaword' }, { q: 'plain', from: at(7_000) }, { q: 'plain', name: 'alphaword' }, { q: 'vectorsearch', project_id: t.projectId }, { q: '東京' }];
+    for (const query of queries) expect(await plain(t, query), JSON.stringify(query)).toEqual(await search(t, query));
+    expect(await plain(other, { q: 'zebrafield' })).toEqual([elsewhere.id]);
+    expect(await plain(t, { q: 'elsewhere' })).toEqual([]);
   });
 
   it('reads the text index of traces', async () => {

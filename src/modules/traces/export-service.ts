@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { ParquetConcat } from '../../stores/parquet-concat.js';
 import { EXPORT_COLUMNS, type TraceExportRepository } from './export-repo.js';
-import { TraceFilter } from './filters.js';
+import type { TraceFilter } from './filters.js';
+import { narrowedBySearch } from './search-candidates.js';
 import type { TraceKey, TraceRepository } from './repo.js';
 import type { ExportFormat, TraceFilterQuery } from './schemas.js';
 
@@ -48,7 +49,7 @@ export class TraceExportService {
    * sees a broken transfer rather than a file that looks complete or a JSON error glued onto CSV.
    */
   async open(tenantId: string, query: TraceFilterQuery, format: ExportFormat, maxRows: number | undefined): Promise<Readable> {
-    const filter = TraceFilter.fromQuery(tenantId, query);
+    const filter = await narrowedBySearch(this.traces, tenantId, query);
     const firstKeys = await this.traces.exportKeys(filter, null, this.paging.keyBatch);
     const chunks = this.chunks(filter, firstKeys, format, maxRows ?? Number.MAX_SAFE_INTEGER);
     return Readable.from(format === 'parquet' ? this.parquet(filter, chunks) : bytes(chunks), { objectMode: false });

@@ -4,7 +4,8 @@ import { ceilMillis, floorMillis, isoToNanos, millisToClickHouse } from '../../p
 import { bind, TenantWhere } from '../../stores/clickhouse-where.js';
 import { tagPair } from '../../platform/tag-pairs.js';
 import { traceFilterShape, type TraceFilterQuery } from './schemas.js';
-import { addSearch, searchTokens } from './search.js';
+import { addSearch, searchTokens, type SearchNarrowing } from './search.js';
+import type { Slice } from './time-slices.js';
 import type { StartedAtRange, TenantTraceFilter } from './types.js';
 
 /**
@@ -18,10 +19,15 @@ export class TraceFilter implements TenantTraceFilter {
     private readonly conditions: readonly ((where: TenantWhere) => void)[],
     /** Stable digest of the filters, carried in cursors so a cursor only continues its own listing. */
     readonly fingerprint: string,
+    /** Whether the search names every trace that can match (a few thousand at most). */
+    readonly narrowed: boolean,
   ) {}
 
-  /** Validates what the schema cannot express (tag_key and tag_value come together) and builds the filter. */
-  static fromQuery(tenantId: string, query: TraceFilterQuery): TraceFilter {
+  /**
+   * Validates what the schema cannot express (tag_key and tag_value come together) and builds the
+   * filter. `narrowing`: what the text indexes told about `q`, when asked (search-candidates.ts).
+   */
+  static fromQuery(tenantId: string, query: TraceFilterQuery, narrowing: SearchNarrowing | null = null): TraceFilter {
     if ((query.tag_key === undefined) !== (query.tag_value === undefined)) {
       throw badRequest('error.tags_filter_incomplete', 'tag_key and tag_value must be sent together', {
         details: [{ path: query.tag_key === undefined ? 'query.tag_key' : 'query.tag_value', message: 'required with its pair' }],
@@ -52,14 +58,19 @@ export class TraceFilter implements TenantTraceFilter {
     if (q.model !== undefined) c.push((w) => w.and`model = ${bind('String', q.model)}`);
     if (q.q !== undefined) {
       const tokens = searchTokens(q.q);
-      c.push((w) => addSearch(w, tokens, q.project_id));
+      c.push((w) => addSearch(w, tokens, q.project_id, narrowing));
     }
-    return new TraceFilter(tenantId, range, c, fingerprintOf(query));
+    return new TraceFilter(tenantId, range, c, fingerprintOf(query), narrowing !== null);
   }
 
-  /** A fresh WHERE clause for one query: tenant first, then every filter. */
-  where(): TenantWhere {
+  /**
+   * A fresh WHERE clause for one query: tenant first, then `slice` (a listing's time window and
+   * keyset), then every filter. The search comes last: its semi-joins read only the spans of the
+   * traces the rest of the clause keeps (search.ts).
+   */
+  where(slice?: Slice): TenantWhere {
     const where = TenantWhere.forTenant(this.tenantId);
+    slice?.apply(where);
     for (const apply of this.conditions) apply(where);
     return where;
   }

@@ -66,7 +66,7 @@ export function traceRepository(ch: ClickHouseStore) {
 
     /** One time slice of a listing, newest first. See time-slices.ts for why listings read in slices. */
     async listSlice(filter: TraceFilter, slice: Slice, limit: number): Promise<StoredTrace[]> {
-      const where = slice.apply(filter.where());
+      const where = filter.where(slice);
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(
         'traces.list',
@@ -147,6 +147,27 @@ export function traceRepository(ch: ClickHouseStore) {
         where.params,
         settings('traces.span_outcomes', tenantId),
       );
+    },
+
+    /**
+     * Up to `max + 1` ids of the tenant's traces whose own row, and of those whose spans, hold
+     * `token`, read from the text indexes without FINAL: a superset (a superseded text counts) that
+     * the listing's exact condition narrows. DISTINCT with LIMIT stops reading at max + 1.
+     */
+    async searchCandidates(tenantId: string, projectId: string | undefined, token: string, max: number): Promise<{ traces: string[]; spans: string[] }> {
+      const where = TenantWhere.forTenant(tenantId);
+      if (projectId !== undefined) where.and`project_id = ${bind('UUID', projectId)}`;
+      where.and`hasAllTokens(lowerUTF8(concat(name, ' ', input, ' ', output, ' ', ifNull(error, ''))), [${bind('String', token)}])`;
+      const limit = where.fragment`${bind('UInt32', max + 1)}`;
+      const ids = (table: 'traces' | 'spans') =>
+        ch.rows<{ id: string }>(
+          `traces.search_candidates.${table}`,
+          `SELECT DISTINCT ${table === 'traces' ? 'id' : 'trace_id AS id'} FROM ${table} WHERE ${where.sql} LIMIT ${limit}`,
+          where.params,
+          settings('traces.search_candidates', tenantId),
+        );
+      const [traces, spans] = await Promise.all([ids('traces'), ids('spans')]);
+      return { traces: traces.map((r) => r.id), spans: spans.map((r) => r.id) };
     },
 
     /** Which of `ids` match the filter (an eval rule choosing among newly stored traces; from the primary, which has them all). */

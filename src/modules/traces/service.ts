@@ -8,7 +8,8 @@ import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './re
 export type { SpanOutcome } from './repo.js';
 import type { Span, Trace, TraceDetail, TraceFilterQuery, TraceTree } from './schemas.js';
 import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
-import { readNewestFirst } from './time-slices.js';
+import { narrowedBySearch } from './search-candidates.js';
+import { ONE_SLICE, readNewestFirst } from './time-slices.js';
 import { aroundSpans, traceDetailChunks } from './detail-json.js';
 import { spansJson } from './span-json.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
@@ -65,10 +66,15 @@ export class TraceService {
 
   /** GET /v1/traces: newest first (started_at desc, id desc), keyset-paginated. */
   async list(tenantId: string, query: TraceFilterQuery, page: PageRequest): Promise<TracePage> {
-    const filter = TraceFilter.fromQuery(tenantId, query);
+    const filter = await narrowedBySearch(this.repo, tenantId, query);
     const after = page.cursor ? decodePosition(page.cursor, filter.fingerprint) : null;
-    const rows = await readNewestFirst(filter.range, after, page.limit + 1, this.now(), (slice, want) =>
-      this.repo.listSlice(filter, slice, want),
+    const rows = await readNewestFirst(
+      filter.range,
+      after,
+      page.limit + 1,
+      this.now(),
+      (slice, want) => this.repo.listSlice(filter, slice, want),
+      filter.narrowed ? ONE_SLICE : undefined,
     );
     return toTracePage(rows, page.limit, filter.fingerprint);
   }

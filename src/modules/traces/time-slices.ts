@@ -11,6 +11,8 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 /** Widths of successive slices, measured back from the reference time; null = everything older. */
 const SLICE_WIDTHS_MS: readonly (number | null)[] = [HOUR_MS, DAY_MS, 7 * DAY_MS, 31 * DAY_MS, null];
+/** One read of everything: for a listing whose filter names its few candidate traces, where nothing is to sort but them. */
+export const ONE_SLICE: readonly (number | null)[] = [null];
 
 const DATETIME = "DateTime64(3, 'UTC')";
 
@@ -39,11 +41,12 @@ export async function readNewestFirst<R>(
   want: number,
   now: number,
   read: (slice: Slice, want: number) => Promise<R[]>,
+  widths: readonly (number | null)[] = SLICE_WIDTHS_MS,
 ): Promise<R[]> {
   const reference = after ? clickHouseToMillis(after.startedAt) : (range.toMs ?? now);
   const rows: R[] = [];
   let upperExclusiveMs: number | null = null;
-  for (const width of SLICE_WIDTHS_MS) {
+  for (const width of widths) {
     const windowStart = width === null ? null : reference - width;
     const lowerMs = range.fromMs === null ? windowStart : windowStart === null ? range.fromMs : Math.max(windowStart, range.fromMs);
     const upper = upperExclusiveMs;

@@ -9,7 +9,7 @@ export function ColumnMenu({ shown, onToggle }: { shown: string[]; onToggle: (id
         <fieldset className="column-menu">
           <legend>Columns shown</legend>
           {COLUMNS.map((column) => (
-            <label key={column.id} className="check">
+            <label key={column.id}>
               <input type="checkbox" checked={shown.includes(column.id)} onChange={() => onToggle(column.id)} /> {column.label}
             </label>
           ))}
