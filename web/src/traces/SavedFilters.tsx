@@ -45,7 +45,7 @@ interface Props {
  */
 export function SavedFilters(props: Props) {
   return (
-    <Dropdown label="Saved filters" button="Saved filters" className="saved-filters">
+    <Dropdown label="Saved filters" button="Saved filters" className="saved-filters align-end">
       {(close) => <SavedFilterList {...props} onLoad={(saved) => (close(), props.onLoad(saved))} />}
     </Dropdown>
   );

@@ -84,15 +84,17 @@ export function TracesPage() {
         <SearchBox ref={search} value={state.filters.q} onSearch={(q) => setFilters({ ...state.filters, q })} />
         <div className="list-toolbar">
           <FilterChips filters={state.filters} projects={projects.data} onChange={setFilters} />
-          <TimeRange
-            value={{ range: state.range, from: state.filters.from, to: state.filters.to }}
-            onChange={({ range, from, to }) => go({ ...state, range, filters: { ...state.filters, from, to }, peek: undefined })}
-          />
-          <SavedFilters current={{ filters: state.filters, range: state.range }} projects={projects.data} onLoad={(saved) => go({ ...saved, live: state.live })} />
-          <ColumnMenu shown={shown} onToggle={toggle} />
-          <button type="button" className="live-toggle" aria-pressed={state.live} title={`Poll for new traces every ${LIVE_POLL_MS / 1000} s`} onClick={() => go({ ...state, live: !state.live }, true)}>
-            Live
-          </button>
+          <div className="list-tools">
+            <TimeRange
+              value={{ range: state.range, from: state.filters.from, to: state.filters.to }}
+              onChange={({ range, from, to }) => go({ ...state, range, filters: { ...state.filters, from, to }, peek: undefined })}
+            />
+            <SavedFilters current={{ filters: state.filters, range: state.range }} projects={projects.data} onLoad={(saved) => go({ ...saved, live: state.live })} />
+            <ColumnMenu shown={shown} onToggle={toggle} />
+            <button type="button" className="live-toggle" aria-pressed={state.live} title={`Poll for new traces every ${LIVE_POLL_MS / 1000} s`} onClick={() => go({ ...state, live: !state.live }, true)}>
+              Live
+            </button>
+          </div>
         </div>
         <p className="hint list-order">
           Newest first: the only order GET /v1/traces offers.{' '}

@@ -9,7 +9,7 @@ export function ColumnMenu({ shown, onToggle }: { shown: string[]; onToggle: (id
         <fieldset className="column-menu">
           <legend>Columns shown</legend>
           {COLUMNS.map((column) => (
-            <label key={column.id}>
+            <label key={column.id} className="check">
               <input type="checkbox" checked={shown.includes(column.id)} onChange={() => onToggle(column.id)} /> {column.label}
             </label>
           ))}
