@@ -120,6 +120,8 @@ describe('the trace list in the dashboard', () => {
     await model.getByRole('button', { name: 'Apply' }).click();
     await expectNames(['weather lookup', 'old import']);
     expect(params().get('model')).toBe('gpt-4o-mini');
+    // The focus lands on the new chip, for keyboard users.
+    await expect.poll(() => page.evaluate(() => (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document.activeElement.textContent), WAIT).toBe('Model: gpt-4o-mini');
 
     // Editing the chip.
     await page.getByRole('button', { name: 'Model: gpt-4o-mini', exact: true }).click();
@@ -284,8 +286,8 @@ describe('the trace list in the dashboard', () => {
     await page.goto(`${appUrl}/traces`);
     await expectNames(ALL);
     await page.getByRole('button', { name: 'Live' }).click();
-    expect(await page.getByRole('button', { name: 'Live' }).getAttribute('aria-pressed')).toBe('true');
     await page.waitForURL(/live=1/, WAIT);
+    await expect.poll(() => page.getByRole('button', { name: 'Live' }).getAttribute('aria-pressed'), WAIT).toBe('true');
     await page.keyboard.press('j'); // the selection on the second row, the weather lookup
     const late = traceAgo(0, 100, { name: 'late arrival', input: 'just now' });
     await ingest([late]);

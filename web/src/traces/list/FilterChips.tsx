@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ProjectOptions, type Project } from '../../admin/projects';
 import { Menu } from '../../ui/Menu';
 import { Popover } from '../../ui/Popover';
@@ -17,6 +17,16 @@ interface Props {
  */
 export function FilterChips({ filters, projects, onChange }: Props) {
   const [editing, setEditing] = useState<string | null>(null);
+  // After a chip is applied or removed the focus goes to that chip, or to "Add filter", not to <body>.
+  const group = useRef<HTMLDivElement>(null);
+  const [focusNext, setFocusNext] = useState<string | null>(null);
+  useEffect(() => {
+    if (focusNext === null) return;
+    const chip = focusNext ? group.current?.querySelector<HTMLElement>(`[data-chip="${focusNext}"]`) : undefined;
+    if (focusNext && !chip) return; // its filters are on their way to the URL
+    setFocusNext(null);
+    (chip ?? group.current?.querySelector<HTMLElement>('[aria-haspopup="menu"]'))?.focus();
+  }, [focusNext, filters]);
   const active = FILTER_KINDS.filter((kind) => isActive(kind, filters));
   const draft = FILTER_KINDS.find((kind) => kind.id === editing && !isActive(kind, filters));
   const addable = FILTER_KINDS.filter((kind) => !isActive(kind, filters)).map((kind) => ({ id: kind.id, label: kind.label }));
@@ -29,21 +39,22 @@ export function FilterChips({ filters, projects, onChange }: Props) {
       onClose={() => setEditing(null)}
       onApply={(next) => {
         setEditing(null);
+        setFocusNext(kind.id);
         onChange(next);
       }}
     />
   );
 
   return (
-    <div className="chips" role="group" aria-label="Filters">
+    <div ref={group} className="chips" role="group" aria-label="Filters">
       {active.map((kind) => {
         const text = describeChip(kind, filters, projects);
         return (
           <span key={kind.id} className="chip dropdown">
-            <button type="button" className="chip-edit" aria-haspopup="dialog" aria-expanded={editing === kind.id} onClick={() => setEditing(editing === kind.id ? null : kind.id)}>
+            <button type="button" className="chip-edit" data-chip={kind.id} aria-haspopup="dialog" aria-expanded={editing === kind.id} onClick={() => setEditing(editing === kind.id ? null : kind.id)}>
               {text}
             </button>
-            <button type="button" className="chip-remove" aria-label={`Remove ${text}`} onClick={() => onChange(withoutKind(kind, filters))}>
+            <button type="button" className="chip-remove" aria-label={`Remove ${text}`} onClick={() => (setFocusNext(''), onChange(withoutKind(kind, filters)))}>
               ×
             </button>
             {editing === kind.id && editor(kind)}
