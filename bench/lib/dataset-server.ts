@@ -3,13 +3,16 @@ import { datasetDir, readDataset, type Dataset } from './dataset.js';
 import { startServer, type RunningServer } from './looptrace.js';
 
 /** The generated dataset at `scale` (generated now if missing) and a server on it. */
-export async function datasetServer(scale: number): Promise<{ dataset: Dataset; server: RunningServer; get: (path: string) => Promise<Response> }> {
+export async function datasetServer(
+  scale: number,
+  env: Record<string, string> = {},
+): Promise<{ dataset: Dataset; server: RunningServer; get: (path: string) => Promise<Response> }> {
   let dataset = readDataset(scale);
   if (!dataset) {
     console.log(`no dataset of scale ${scale}: generating it`);
     dataset = await generate(scale);
   }
-  const server = await startServer(datasetDir(scale));
+  const server = await startServer(datasetDir(scale), env);
   const headers = { authorization: `Bearer ${dataset.api_key}` };
   const get = (path: string) => fetch(`${server.url}${path}`, { headers });
   const probe = await get('/v1/traces?limit=1');
