@@ -1,11 +1,11 @@
 /**
- * npm run bench:trace-detail -- [--spans 10000] [--requests 100] [--warmup 10]
+ * npm run bench:trace-detail -- [--spans 10000] [--requests 100] [--warmup 10] [--variants full,tree]
  *
  * Latency of GET /v1/traces/{id} for one big trace (default 10,000 spans of bench:ingest's kind:
  * 200–800 character inputs and outputs), through the real server: a fresh tenant ingests the trace
  * through POST /v1/ingest/batch, then the bench fetches it again and again, one request at a time,
- * timing each to the last byte of the body. Its span tree (GET /v1/traces/{id}/tree, `tree` in the
- * results) is fetched in turn with the detail (`full`). To compare two versions of the server under the
+ * timing each to the last byte of the body. Then its span tree (GET /v1/traces/{id}/tree, `tree`
+ * in the results) the same way. With each, the server's CPU time per request. To compare two versions of the server under the
  * same machine load, run this bench from each version's tree in turn (before, after, before, …)
  * and compare their p50s as a ratio.
  */
@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { bodyFactory } from './lib/bodies.js';
 import { BENCH_DATA, gitState, machine, writeResult } from './lib/env.js';
 import { createBenchTenant, startServer } from './lib/looptrace.js';
+import { cpuSecondsOf } from './lib/proc.js';
 import { summary } from './lib/stats.js';
 import { SPAN_TYPES } from './lib/synthetic.js';
 
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     spans: { type: 'string', default: '10000' },
     requests: { type: 'string', default: '100' },
     warmup: { type: 'string', default: '10' },
+    variants: { type: 'string', default: 'full,tree' },
   },
 });
 const SPANS = Number(args.spans);
@@ -61,16 +63,27 @@ async function main() {
       probe = await get().catch(() => ({ ms: 0, bytes: 0, spans: 0 }));
     }
     // full: the detail; tree: the span tree without inputs, outputs and metadata (GET /v1/traces/{id}/tree).
-    const variants: Record<string, string> = { full: '', tree: '/tree' };
+    const paths: Record<string, string> = { full: '', tree: '/tree' };
+    const variants = Object.fromEntries(
+      args.variants.split(',').map((name) => {
+        if (!(name in paths)) throw new Error(`--variants: ${name} is not one of ${Object.keys(paths).join(', ')}`);
+        return [name, paths[name]!];
+      }),
+    );
     const latencies: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
     const bytes: Record<string, number> = {};
-    for (let i = 0; i < Number(args.warmup); i += 1) for (const q of Object.values(variants)) await get(q);
-    for (let i = 0; i < REQUESTS; i += 1) {
-      for (const [name, q] of Object.entries(variants)) {
+    // The server's CPU time per request (all its threads, the embedded ClickHouse's too): on a shared
+    // machine less sensitive to the others' load than wall time.
+    const serverCpuMs: Record<string, number> = {};
+    for (const [name, q] of Object.entries(variants)) {
+      for (let i = 0; i < Number(args.warmup); i += 1) await get(q);
+      const cpuBefore = cpuSecondsOf(server.pid);
+      for (let i = 0; i < REQUESTS; i += 1) {
         const r = await get(q);
         latencies[name]!.push(r.ms);
         bytes[name] = r.bytes;
       }
+      serverCpuMs[name] = +(((cpuSecondsOf(server.pid) - cpuBefore) * 1000) / REQUESTS).toFixed(1);
     }
     const result = {
       bench: 'trace-detail',
@@ -82,6 +95,7 @@ async function main() {
       trace: { spans: SPANS, ingest_body_bytes: Buffer.byteLength(body) },
       response_bytes: bytes,
       latency: Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summary(v)])),
+      server_cpu_ms_per_request: serverCpuMs,
       server_memory: server.memory(),
     };
     console.log(JSON.stringify(result, null, 2));

@@ -4,9 +4,9 @@ import fc from 'fast-check';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceRepository } from '../../src/modules/traces/repo.js';
-import { span, traceDetail, type TraceDetail } from '../../src/modules/traces/schemas.js';
-import { spansJson } from '../../src/modules/traces/span-json.js';
-import { toSpan } from '../../src/modules/traces/stored.js';
+import { span, spanSummary, traceDetail, type TraceDetail } from '../../src/modules/traces/schemas.js';
+import { spansJson, type SpansKind } from '../../src/modules/traces/span-json.js';
+import { toSpan, toSpanSummary } from '../../src/modules/traces/stored.js';
 import { nanosToClickHouse } from '../../src/platform/time.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext } from '../helpers/app.js';
@@ -26,14 +26,14 @@ afterAll(async () => ctx?.close());
 const at = (iso: string, plusMs: number) => new Date(Date.parse(iso) + plusMs).toISOString();
 const repo = () => traceRepository(ctx.stores.ch);
 
-/** What the schema serializer writes for the spans as the JSON path reads them. */
-async function schemaText(tenantId: string, projectId: string, traceId: string): Promise<string> {
-  const rows = await repo().spans(tenantId, projectId, traceId, 'primary');
-  return JSON.stringify(z.array(span).encode(rows.map(toSpan)));
+/** What the schema serializer writes for the spans (of the detail, or of the tree) as the JSON path reads them. */
+async function schemaText(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<string> {
+  if (kind === 'tree') return JSON.stringify(z.array(spanSummary).encode((await repo().spanSummaries(tenantId, projectId, traceId, 'primary')).map(toSpanSummary)));
+  return JSON.stringify(z.array(span).encode((await repo().spans(tenantId, projectId, traceId, 'primary')).map(toSpan)));
 }
 
-async function fastText(tenantId: string, projectId: string, traceId: string): Promise<string | undefined> {
-  const spans = spansJson(await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId));
+async function fastText(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<string | undefined> {
+  const spans = spansJson(await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId, kind), kind);
   const text = spans && `[${spans.text.toString('utf8')}]`;
   spans?.release();
   return text;
@@ -119,6 +119,9 @@ describe('span text from RowBinary', () => {
         const fast = await fastText(ids.tenantId, ids.projectId, ids.traceId);
         if (rows.some(unsafeInteger)) expect(fast).toBeUndefined();
         else expect(fast).toBe(await schemaText(ids.tenantId, ids.projectId, ids.traceId));
+        const tree = await fastText(ids.tenantId, ids.projectId, ids.traceId, 'tree');
+        if (rows.some(unsafeInteger)) expect(tree).toBeUndefined();
+        else expect(tree).toBe(await schemaText(ids.tenantId, ids.projectId, ids.traceId, 'tree'));
         if (fast !== undefined) made += 1;
       }),
       { numRuns: 80 },
@@ -145,6 +148,10 @@ describe('span text from RowBinary', () => {
         `INSERT INTO spans SELECT * REPLACE (${value} AS ${column}, version + 1 AS version) FROM spans FINAL WHERE ${where}`,
       );
       expect(await fastText(ids.tenantId, ids.projectId, ids.traceId), `${column} = ${value}`).toBeUndefined();
+      // The tree's text has no input or metadata to decline (input_chars counts what is there, as the JSON path does).
+      const tree = await fastText(ids.tenantId, ids.projectId, ids.traceId, 'tree');
+      if (column === 'name' || column === 'cost') expect(tree).toBeUndefined();
+      else expect(tree).toBe(await schemaText(ids.tenantId, ids.projectId, ids.traceId, 'tree'));
       await ctx.stores.ch.command('test.span_version', `INSERT INTO spans SELECT * REPLACE (version + 1 AS version) FROM (SELECT * REPLACE (${column === 'cost' ? '0.5' : `'x'`} AS ${column}) FROM spans FINAL WHERE ${where})`);
       expect(await fastText(ids.tenantId, ids.projectId, ids.traceId)).toBeDefined();
     }

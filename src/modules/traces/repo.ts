@@ -5,7 +5,7 @@ import { JSON_NUMBERS } from '../../stores/clickhouse.js';
 import { SPAN_SELECT_COLUMNS, SPAN_SUMMARY_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredSpanSummary, type StoredTrace } from './stored.js';
 import type { Slice } from './time-slices.js';
 import type { TracePosition } from './types.js';
-import { SPAN_JSON_SELECT_COLUMNS } from './span-json.js';
+import { SPAN_JSON_SELECT_COLUMNS, type SpansKind } from './span-json.js';
 import { observeStoreCall } from '../../platform/metrics.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
@@ -193,15 +193,15 @@ export function traceRepository(ch: ClickHouseStore) {
     },
 
     /**
-     * `spans` as RowBinary of SPAN_JSON_SELECT_COLUMNS, for span-json.ts to make the detail's text
-     * of. From the primary: the store answers raw formats only there.
+     * `spans` as RowBinary of SPAN_JSON_SELECT_COLUMNS, for span-json.ts to make the text of the
+     * detail's or the tree's spans of. From the primary: the store answers raw formats only there.
      */
-    async spansRowBinaryFromPrimary(tenantId: string, projectId: string, traceId: string): Promise<Buffer> {
+    async spansRowBinaryFromPrimary(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<Buffer> {
       const where = spansOf(tenantId, projectId, traceId);
-      const name = 'traces.spans_json';
+      const name = kind === 'detail' ? 'traces.spans_json' : 'traces.span_tree_json';
       return observeStoreCall('clickhouse', name, async () => {
         const { stream } = await ch.client.exec({
-          query: `SELECT ${SPAN_JSON_SELECT_COLUMNS} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id FORMAT RowBinary`,
+          query: `SELECT ${SPAN_JSON_SELECT_COLUMNS[kind]} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id FORMAT RowBinary`,
           query_params: where.params,
           clickhouse_settings: queryTag(name, tenantId),
         });

@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth } from '../../platform/access.js';
-import { traceDetailChunks } from './detail-json.js';
 import { EXPORT_CONTENT_TYPES } from './export-service.js';
+import type { JsonText } from './service.js';
 import { exportTracesQuery, listTracesQuery, span, spanParams, traceDetail, traceIdParams, traceList, traceTree, type TraceDetail, type TraceTree } from './schemas.js';
 
 export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -56,11 +56,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     // The schema documents the answer; the text is made by TraceService.detailJson (the same bytes
     // as the schema's serializer, much cheaper for traces of thousands of spans).
-    handler: async (request, reply) => {
-      const text = await traces.detailJson(requireAuth(request).tenantId, request.params.id);
-      reply.raw.once('close', text.sent);
-      return sendJsonText(reply, text.chunks);
-    },
+    handler: async (request, reply) => sendJsonText(reply, await traces.detailJson(requireAuth(request).tenantId, request.params.id)),
   });
 
   app.get('/v1/traces/:id/tree', {
@@ -73,7 +69,7 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
       params: traceIdParams,
       response: { 200: traceTree },
     },
-    handler: async (request, reply) => sendJsonText(reply, traceDetailChunks(await traces.tree(requireAuth(request).tenantId, request.params.id))),
+    handler: async (request, reply) => sendJsonText(reply, await traces.treeJson(requireAuth(request).tenantId, request.params.id)),
   });
 
   app.get('/v1/traces/:id/spans/:span_id', {
@@ -91,9 +87,12 @@ export const traceRoutes: FastifyPluginAsyncZod = async (app) => {
 };
 
 /**
- * Sends JSON text made in chunks as the body, streamed. Fastify sends a stream as it is, so the
- * route's response schema documents the answer without serializing it. The whole answer is read
- * before the first byte: nothing can fail midway.
+ * Sends JSON text made in chunks as the body, streamed, and says when it is sent (its buffers are
+ * then reused). Fastify sends a stream as it is, so the route's response schema documents the
+ * answer without serializing it. The whole answer is read before the first byte: nothing can fail
+ * midway.
  */
-const sendJsonText = (reply: FastifyReply, chunks: Iterable<Buffer>) =>
-  reply.type('application/json; charset=utf-8').send(Readable.from(chunks) as unknown as TraceDetail & TraceTree);
+function sendJsonText(reply: FastifyReply, text: JsonText) {
+  reply.raw.once('close', text.sent);
+  return reply.type('application/json; charset=utf-8').send(Readable.from(text.chunks) as unknown as TraceDetail & TraceTree);
+}

@@ -11,7 +11,7 @@ import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
 import { narrowedBySearch } from './search-candidates.js';
 import { ONE_SLICE, readNewestFirst } from './time-slices.js';
 import { aroundSpans, traceDetailChunks } from './detail-json.js';
-import { spansJson } from './span-json.js';
+import { spansJson, type SpansKind } from './span-json.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
 // The module's secondary services and helpers that other modules use: this file is its public face.
@@ -92,20 +92,29 @@ export class TraceService {
    * parsing the spans (span-json.ts) when that reproduces it, which is all but rare traces. Not
    * with a read replica: the raw read goes to the primary, and `get` reads the replica first.
    */
-  async detailJson(tenantId: string, id: string): Promise<JsonText> {
-    if (this.repo.readsFromReplica) return { chunks: traceDetailChunks(await this.get(tenantId, id)), sent: NOTHING_TO_RELEASE };
+  detailJson(tenantId: string, id: string): Promise<JsonText> {
+    return this.asText(tenantId, id, 'detail', () => this.get(tenantId, id));
+  }
+
+  /** GET /v1/traces/{id}/tree as JSON text: as detailJson, the text of `tree`. */
+  treeJson(tenantId: string, id: string): Promise<JsonText> {
+    return this.asText(tenantId, id, 'tree', () => this.tree(tenantId, id));
+  }
+
+  private async asText(tenantId: string, id: string, kind: SpansKind, parsed: () => Promise<TraceDetail | TraceTree>): Promise<JsonText> {
+    const byParsing = async () => ({ chunks: traceDetailChunks(await parsed()), sent: NOTHING_TO_RELEASE });
+    if (this.repo.readsFromReplica) return byParsing();
     const location = await this.locator.locate(tenantId, id);
     if (!location) throw notFound('trace');
     // The trace row is read by the registry's project, so its spans are that project's.
     const [row, depth, rowBinary] = await Promise.all([
       this.repo.find(tenantId, id, location),
       this.controlLoop.depth(tenantId, id),
-      this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id),
+      this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id, kind),
     ]);
     if (!row) throw notFound('trace');
-    const spans = spansJson(rowBinary);
-    if (spans) return { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release };
-    return { chunks: traceDetailChunks(await this.get(tenantId, id)), sent: NOTHING_TO_RELEASE };
+    const spans = spansJson(rowBinary, kind);
+    return spans ? { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release } : byParsing();
   }
 
   /** GET /v1/traces/{id}/tree: as `get`, each span without input, output and metadata (the lengths of input and output instead). */

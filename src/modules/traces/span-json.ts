@@ -22,31 +22,40 @@ import { metadataJson } from './detail-json.js';
 const iso = (column: string) => `concat(substring(toString(${column}), 1, 10), 'T', substring(toString(${column}), 12, 12), 'Z')`;
 
 /**
+ * Which text spansJson makes: the detail's spans (GET /v1/traces/{id}), or the tree's (GET
+ * /v1/traces/{id}/tree: no input, output or metadata; input_chars and output_chars last).
+ */
+export type SpansKind = 'detail' | 'tree';
+
+/**
  * The columns spansJson reads, in its order. ClickHouse writes the fields of fixed formats, which
  * need no escaping, as JSON text (the ids and dates with their keys; dates as clickHouseToIso
  * formats them: milliseconds, truncated); the others come as values.
  */
-export const SPAN_JSON_SELECT_COLUMNS = [
-  `concat('{"id":"', toString(span_id), '","created_at":"', ${iso('created_at')}, '","tenant_id":"', toString(tenant_id), '","trace_id":"', toString(trace_id), '","name":')`,
-  'name',
-  'toString(type)',
-  `ifNull(concat('"', toString(parent_span_id), '"'), 'null')`,
-  'input',
-  'output',
-  'toString(model)',
-  'latency_ms',
-  'cost',
-  "ifNull(error, '')",
-  'prompt_tokens',
-  'completion_tokens',
-  'metadata',
-  `concat(',"start_time":"', ${iso('start_time')}, '","end_time":"', ${iso('end_time')}, '","otel_trace_id":')`,
-  'otel_trace_id',
-  'otel_span_id',
-  // toSpan's otelParentOf: the parent's OTel span id is the last 16 hex digits of its UUID.
-  `if(otel_span_id != '' AND parent_span_id IS NOT NULL, concat('"', substring(replaceAll(ifNull(toString(parent_span_id), ''), '-', ''), 17), '"'), 'null')`,
-  'toString(failure_type)',
-].join(', ');
+const spanColumns = (kind: SpansKind) =>
+  [
+    `concat('{"id":"', toString(span_id), '","created_at":"', ${iso('created_at')}, '","tenant_id":"', toString(tenant_id), '","trace_id":"', toString(trace_id), '","name":')`,
+    'name',
+    'toString(type)',
+    `ifNull(concat('"', toString(parent_span_id), '"'), 'null')`,
+    ...(kind === 'detail' ? ['input', 'output'] : []),
+    'toString(model)',
+    'latency_ms',
+    'cost',
+    "ifNull(error, '')",
+    'prompt_tokens',
+    'completion_tokens',
+    ...(kind === 'detail' ? ['metadata'] : []),
+    `concat(',"start_time":"', ${iso('start_time')}, '","end_time":"', ${iso('end_time')}, '","otel_trace_id":')`,
+    'otel_trace_id',
+    'otel_span_id',
+    // toSpan's otelParentOf: the parent's OTel span id is the last 16 hex digits of its UUID.
+    `if(otel_span_id != '' AND parent_span_id IS NOT NULL, concat('"', substring(replaceAll(ifNull(toString(parent_span_id), ''), '-', ''), 17), '"'), 'null')`,
+    'toString(failure_type)',
+    ...(kind === 'tree' ? ['lengthUTF8(input)', 'lengthUTF8(output)'] : []),
+  ].join(', ');
+
+export const SPAN_JSON_SELECT_COLUMNS: Record<SpansKind, string> = { detail: spanColumns('detail'), tree: spanColumns('tree') };
 
 class CannotReproduce extends Error {}
 
@@ -248,13 +257,13 @@ function giveBack(buffer: Buffer): void {
  * (UTF-8); undefined when a span holds something only the JSON path reproduces. The text must not
  * be read after its release.
  */
-export function spansJson(rowBinary: Buffer): SpansText | undefined {
+export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansText | undefined {
   const rows = new RowBinaryReader(rowBinary);
   // About the answer's size: the keys take about what the RowBinary lengths, numbers and checks do.
   const text = new JsonText(storage(Math.ceil(rowBinary.length * 1.25) + 1024));
   const metadata = new Map<string, string>();
   try {
-    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, metadata);
+    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined);
   } catch (err) {
     giveBack(text.storage);
     if (err instanceof CannotReproduce) return undefined;
@@ -270,8 +279,8 @@ export function spansJson(rowBinary: Buffer): SpansText | undefined {
   };
 }
 
-/** One span, with the Span schema's keys in its order. */
-function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string>): void {
+/** One span, with the Span schema's keys in its order; without `metadata`, a tree's span (SpanSummary). */
+function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined): void {
   if (!first) text.latin1(',');
   text.copy(rows.string()); // {"id":…,"name":
   text.jsonString(rows.string());
@@ -279,10 +288,12 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   text.jsonString(rows.string());
   text.latin1(',"parent_span_id":');
   text.copy(rows.string());
-  text.latin1(',"input":');
-  text.jsonString(rows.string());
-  text.latin1(',"output":');
-  text.jsonString(rows.string());
+  if (metadata) {
+    text.latin1(',"input":');
+    text.jsonString(rows.string());
+    text.latin1(',"output":');
+    text.jsonString(rows.string());
+  }
   text.latin1(',"model":');
   text.jsonString(rows.string());
   // Pieces written one by one: text made of template strings cost more than the bytes written.
@@ -298,9 +309,11 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   text.integer(rows.uint64());
   text.latin1(',"completion_tokens":');
   text.integer(rows.uint64());
-  text.latin1(',"metadata":');
-  if (isEmptyObject(rows.string())) text.latin1('{}');
-  else text.latin1(metadataText(rows, metadata));
+  if (metadata) {
+    text.latin1(',"metadata":');
+    if (isEmptyObject(rows.string())) text.latin1('{}');
+    else text.latin1(metadataText(rows, metadata));
+  }
   text.copy(rows.string()); // ,"start_time":…,"otel_trace_id":
   text.jsonString(rows.string());
   text.latin1(',"otel_span_id":');
@@ -309,6 +322,12 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   text.copy(rows.string());
   text.latin1(',"failure_type":');
   text.jsonStringOrNull(rows.string());
+  if (!metadata) {
+    text.latin1(',"input_chars":');
+    text.integer(rows.uint64());
+    text.latin1(',"output_chars":');
+    text.integer(rows.uint64());
+  }
   text.latin1('}');
 }
 
