@@ -7,14 +7,15 @@
  *   each at scale 1, `sku<k>` ≈10,000, and both together), p50/p99. Then, with the server stopped,
  *   the same listing run in this process (the traces module's own filter, slices and SQL), once with
  *   the text index and once with `use_skip_indexes = 0`: the index's speed-up on the same queries.
- * - Tenant SQL: POST /v1/sql for two queries (one trace's spans; an aggregate over a day of spans)
+ * - Tenant SQL: POST /v1/sql for three queries (one trace's spans; an aggregate over a day of traces;
+ *   the same over a day of spans, whose time is no sorting key of spans: it reads every span)
  *   against the same questions asked of the raw tables in this process (tenant filter and FINAL
  *   written by hand): the overhead of the checks, the views and the HTTP round trip.
  */
 import { parseArgs } from 'node:util';
-import { TraceFilter } from '../src/modules/traces/filters.js';
 import { traceRepository } from '../src/modules/traces/repo.js';
-import { readNewestFirst } from '../src/modules/traces/time-slices.js';
+import { narrowedBySearch } from '../src/modules/traces/search-candidates.js';
+import { ONE_SLICE, readNewestFirst } from '../src/modules/traces/time-slices.js';
 import type { ClickHouseStore } from '../src/stores/clickhouse.js';
 import { openClickHouse } from './lib/clickhouse.js';
 import { datasetServer } from './lib/dataset-server.js';
@@ -48,6 +49,10 @@ const sqlQueries = (d: Dataset, traceId: string, dayStart: string) => ({
   one_trace: {
     api: `SELECT name, type, latency_ms FROM spans WHERE trace_id = '${traceId}' ORDER BY start_time`,
     raw: `SELECT name, type, latency_ms FROM spans FINAL WHERE tenant_id = '${d.tenant_id}' AND trace_id = '${traceId}' ORDER BY start_time`,
+  },
+  traces_day_by_model: {
+    api: `SELECT model, count() AS traces, round(avg(latency_ms)) AS avg_ms, sum(total_token_count) AS tokens FROM traces WHERE started_at >= '${dayStart}' GROUP BY model ORDER BY model`,
+    raw: `SELECT model, count() AS traces, round(avg(latency_ms)) AS avg_ms, sum(total_token_count) AS tokens FROM traces FINAL WHERE tenant_id = '${d.tenant_id}' AND is_deleted = 0 AND started_at >= '${dayStart}' GROUP BY model ORDER BY model`,
   },
   day_by_model: {
     api: `SELECT model, count() AS calls, round(avg(latency_ms)) AS avg_ms FROM spans WHERE type = 'llm' AND start_time >= '${dayStart}' GROUP BY model ORDER BY model`,
@@ -117,10 +122,12 @@ function withSkipIndexes(ch: ClickHouseStore, on: boolean): ClickHouseStore {
 async function rawPhase(d: Dataset, queries: ReturnType<typeof sqlQueries>) {
   const ch = await openClickHouse(datasetDir(d.scale));
   try {
+    // TraceService.list's steps: the search narrowed by the text indexes, then the slices (one when narrowed).
     const listing = async (store: ClickHouseStore, q: string) => {
       const repo = traceRepository(store);
-      const filter = TraceFilter.fromQuery(d.tenant_id, { q });
-      return readNewestFirst(filter.range, null, PAGE + 1, Date.now(), (slice, want) => repo.listSlice(filter, slice, want));
+      const filter = await narrowedBySearch(repo, d.tenant_id, { q });
+      const widths = filter.narrowed ? ONE_SLICE : undefined;
+      return readNewestFirst(filter.range, null, PAGE + 1, Date.now(), (slice, want) => repo.listSlice(filter, slice, want), widths);
     };
     const indexed = withSkipIndexes(ch, true);
     const unindexed = withSkipIndexes(ch, false);
