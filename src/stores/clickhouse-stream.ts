@@ -42,6 +42,10 @@ export function embeddedStreamer(chPath: string, database: string): ResultStream
     await session.queryAsync(`USE ${database}`); // database is an identifier checked by config
     return session;
   };
+  const release = (session: Session) => {
+    if (closed) session.close();
+    else idle.push(session);
+  };
   return {
     async *stream(query, params, format) {
       const session = await acquire();
@@ -54,8 +58,7 @@ export function embeddedStreamer(chPath: string, database: string): ResultStream
           chunks += 1;
         }
       } finally {
-        if (closed) session.close();
-        else idle.push(session);
+        release(session);
       }
     },
     /**
@@ -73,8 +76,7 @@ export function embeddedStreamer(chPath: string, database: string): ResultStream
         session.close();
         throw err;
       }
-      if (closed) session.close();
-      else idle.push(session);
+      release(session);
       return result.text();
     },
     async close() {

@@ -320,3 +320,27 @@ export class ParquetConcat {
     return Buffer.concat([encoded, length, MAGIC]);
   }
 }
+
+/** A complete Parquet file as ClickHouse writes it; `rowsCounted` hears its row count, read from its footer. */
+export interface ParquetPart {
+  data: Buffer;
+  rowsCounted?(rows: number): void;
+}
+
+/**
+ * One Parquet file, written as it goes, of `parts` (same schema): their column chunks as they come,
+ * then one footer listing all their row groups. With no part at all, the parts of `empty()` (a file
+ * of no rows, e.g. the same query with LIMIT 0) bring the schema.
+ */
+export async function* joinParquet(parts: AsyncIterable<ParquetPart>, empty: () => AsyncIterable<ParquetPart>): AsyncGenerator<Buffer> {
+  const file = new ParquetConcat();
+  let joined = 0;
+  for await (const part of parts) {
+    const added = file.add(part.data);
+    joined += 1;
+    part.rowsCounted?.(added.rows);
+    yield added.data;
+  }
+  if (joined === 0) for await (const part of empty()) yield file.add(part.data).data;
+  yield file.finish();
+}

@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { ParquetOfRows } from '../../stores/clickhouse-parquet.js';
-import { ParquetConcat } from '../../stores/parquet-concat.js';
+import { joinParquet } from '../../stores/parquet-concat.js';
 import type { Sql, TxSql } from '../../stores/pg.js';
 import { labelCondition } from './repo.js';
 import type { DatasetExportFormat, LabelFilter } from './schemas.js';
@@ -76,20 +76,16 @@ async function streamRows(tx: TxSql, request: DatasetExportRequest, body: PassTh
     if (!body.write(data)) await writable(body);
   };
   if (request.format === 'parquet') {
-    // Each batch becomes a Parquet file of its own (one row group), joined into one file as it goes.
-    const file = new ParquetConcat();
-    let parts = 0;
-    for await (const batch of rows.cursor(PARQUET_CURSOR_ROWS)) {
-      if (body.destroyed) break;
-      for await (const part of parquetOf(PARQUET_STRUCTURE, batch)) {
-        parts += 1;
-        await write(file.add(part).data);
-      }
+    // Each batch becomes a Parquet file of its own (one row group), joined into one file as it goes;
+    // no rows at all: an empty file of the same schema.
+    const partsOf = async function* (batches: AsyncIterable<readonly object[]> | Iterable<readonly object[]>) {
+      for await (const batch of batches) for await (const data of parquetOf(PARQUET_STRUCTURE, batch)) yield { data };
+    };
+    for await (const data of joinParquet(partsOf(rows.cursor(PARQUET_CURSOR_ROWS)), () => partsOf([[]]))) {
+      if (body.destroyed) return;
+      await write(data);
     }
-    if (body.destroyed) return;
-    // No rows: an empty file of the same schema.
-    if (parts === 0) for await (const part of parquetOf(PARQUET_STRUCTURE, [])) await write(file.add(part).data);
-    body.end(file.finish());
+    body.end();
     return;
   }
   const encode = encoders[request.format];

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { QUERY_READ, requireAuth, type AccessPolicy } from '../../platform/access.js';
+import { EXPORT_CONTENT_TYPES } from '../traces/service.js';
 import { SQL_LIMITS, SQL_MAX_CONCURRENT, SQL_MAX_FILE_ROWS, SQL_MAX_JSON_ROWS } from './service.js';
 import { SQL_TABLES } from './guard.js';
 import { sqlBody, sqlResult, type SqlResult } from './schemas.js';
@@ -9,7 +10,6 @@ import { sqlBody, sqlResult, type SqlResult } from './schemas.js';
 const SQL_READ: AccessPolicy = { ...QUERY_READ, plan: 'pro', readOnly: true, audit: 'sql.query' };
 
 const AUDITED_QUERY_CHARS = 2_000;
-const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' } as const;
 
 export const sqlRoutes: FastifyPluginAsyncZod = async (app) => {
   const sql = app.services.sql;
@@ -45,7 +45,7 @@ export const sqlRoutes: FastifyPluginAsyncZod = async (app) => {
       if (answer.kind === 'json') return answer.result;
       // A file: the schema above documents the JSON answer; this payload is the stream as it is.
       return reply
-        .type(CONTENT_TYPES[format as 'csv' | 'parquet'])
+        .type(EXPORT_CONTENT_TYPES[format as 'csv' | 'parquet'])
         .header('content-disposition', `attachment; filename="query.${format}"`)
         .send(answer.body as unknown as SqlResult);
     },

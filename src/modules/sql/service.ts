@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { AppError, badRequest } from '../../platform/errors.js';
 import type { ResultChunk } from '../../stores/clickhouse-stream.js';
-import { ParquetConcat } from '../../stores/parquet-concat.js';
+import { joinParquet } from '../../stores/parquet-concat.js';
 import { checkQueryAst, checkQueryText, SQL_TABLES } from './guard.js';
 import type { DatabaseTable, SqlLimits, SqlRepository } from './repo.js';
 import type { SqlBody, SqlResult } from './schemas.js';
@@ -43,36 +43,43 @@ export class SqlService {
     const { tables, others } = await this.tables();
     checkQueryAst(await engineCall(() => this.repo.explainAst(query)), others);
     const release = await this.acquireSlot(tenantId);
-    try {
-      if (body.format === 'json') {
-        const answer = await engineCall(() => this.repo.json(tenantId, query, SQL_MAX_JSON_ROWS + 1, SQL_LIMITS, tables));
-        const truncated = answer.data.length > SQL_MAX_JSON_ROWS;
-        const rows = truncated ? answer.data.slice(0, SQL_MAX_JSON_ROWS) : answer.data;
-        const result: SqlResult = {
-          columns: answer.meta.map(({ name, type }) => ({ name, type })),
-          rows,
-          rows_read: answer.statistics?.rows_read ?? 0,
-          elapsed_ms: Math.round((answer.statistics?.elapsed ?? 0) * 1e6) / 1e3,
-          truncated,
-        };
+    if (body.format === 'json') {
+      try {
+        return await this.json(tenantId, query, tables);
+      } finally {
         await release();
-        return { kind: 'json', result, rows: rows.length };
       }
-      const format = body.format === 'csv' ? 'CSVWithNames' : 'Parquet';
-      const chunks = this.repo.stream(tenantId, query, SQL_MAX_FILE_ROWS, SQL_LIMITS, tables, format)[Symbol.asyncIterator]();
+    }
+    const format = body.format === 'csv' ? 'CSVWithNames' : 'Parquet';
+    const chunks = this.repo.stream(tenantId, query, SQL_MAX_FILE_ROWS, SQL_LIMITS, tables, format)[Symbol.asyncIterator]();
+    let first: IteratorResult<ResultChunk>;
+    try {
       // The first chunk is awaited here, so a query the engine refuses is an ordinary 400.
-      const first = await engineCall(() => chunks.next());
-      const bytes = streamed(first, chunks, release);
-      return { kind: 'file', body: Readable.from(format === 'Parquet' ? asParquet(bytes, () => this.emptyParquet(tenantId, query, tables)) : bytes, { objectMode: false }) };
+      first = await engineCall(() => chunks.next());
     } catch (err) {
       await release();
       throw err;
     }
+    // From here the stream holds the slot until it ends.
+    const bytes = streamed(first, chunks, release);
+    // chDB streams no block for an empty result: the same query with LIMIT 0 brings the Parquet schema.
+    const noRows = () => this.repo.stream(tenantId, `SELECT * FROM (${query}\n) LIMIT 0`, 0, SQL_LIMITS, tables, 'Parquet');
+    const file = format === 'Parquet' ? joinParquet(bytes, noRows) : dataOf(bytes);
+    return { kind: 'file', body: Readable.from(file, { objectMode: false }) };
   }
 
-  /** A Parquet file of the query's columns and no rows: chDB streams no block for an empty result. */
-  private async *emptyParquet(tenantId: string, query: string, tables: readonly DatabaseTable[]): AsyncGenerator<Buffer> {
-    for await (const chunk of this.repo.stream(tenantId, `SELECT * FROM (${query}\n) LIMIT 0`, 0, SQL_LIMITS, tables, 'Parquet')) yield chunk.data;
+  private async json(tenantId: string, query: string, tables: readonly DatabaseTable[]): Promise<SqlAnswer> {
+    const answer = await engineCall(() => this.repo.json(tenantId, query, SQL_MAX_JSON_ROWS + 1, SQL_LIMITS, tables));
+    const truncated = answer.data.length > SQL_MAX_JSON_ROWS;
+    const rows = truncated ? answer.data.slice(0, SQL_MAX_JSON_ROWS) : answer.data;
+    const result: SqlResult = {
+      columns: answer.meta.map(({ name, type }) => ({ name, type })),
+      rows,
+      rows_read: answer.statistics?.rows_read ?? 0,
+      elapsed_ms: Math.round((answer.statistics?.elapsed ?? 0) * 1e6) / 1e3,
+      truncated,
+    };
+    return { kind: 'json', result, rows: rows.length };
   }
 
   private async tables(): Promise<{ tables: DatabaseTable[]; others: Set<string> }> {
@@ -104,27 +111,20 @@ export class SqlService {
   }
 }
 
-async function* streamed(first: IteratorResult<ResultChunk>, rest: AsyncIterator<ResultChunk>, release: () => Promise<void>): AsyncGenerator<Buffer> {
+/** The stream's chunks, the first already read; the slot is released however the stream ends. */
+async function* streamed(first: IteratorResult<ResultChunk>, rest: AsyncIterator<ResultChunk>, release: () => Promise<void>): AsyncGenerator<ResultChunk> {
   try {
     if (first.done) return;
-    yield first.value.data;
-    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value.data;
+    yield first.value;
+    for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
   } finally {
     await rest.return?.();
     await release();
   }
 }
 
-/** chDB formats every block as a Parquet file of its own: one file of all their row groups. */
-async function* asParquet(parts: AsyncIterable<Buffer>, empty: () => AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  const file = new ParquetConcat();
-  let count = 0;
-  for await (const part of parts) {
-    count += 1;
-    yield file.add(part).data;
-  }
-  if (count === 0) for await (const part of empty()) yield file.add(part).data;
-  yield file.finish();
+async function* dataOf(chunks: AsyncIterable<ResultChunk>): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) yield chunk.data;
 }
 
 // The engine's verdicts on a query: its limits, and what the query itself got wrong.

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { ParquetConcat } from '../../stores/parquet-concat.js';
+import { joinParquet } from '../../stores/parquet-concat.js';
 import { EXPORT_COLUMNS, type TraceExportRepository } from './export-repo.js';
 import type { TraceFilter } from './filters.js';
 import { narrowedBySearch } from './search-candidates.js';
@@ -56,24 +56,12 @@ export class TraceExportService {
   }
 
   /**
-   * Parquet: every page (and, embedded, every block of it) comes from ClickHouse as a complete file;
-   * their column chunks go out as they come and one footer listing all their row groups ends the
-   * file. An export of no rows still asks ClickHouse for a page (of no trace), whose empty file
-   * brings the schema.
+   * Parquet: every page (and, embedded, every block of it) comes from ClickHouse as a complete file,
+   * joined into one as it goes. An export of no rows still asks ClickHouse for a page (of no trace),
+   * whose empty file brings the schema.
    */
-  private async *parquet(filter: TraceFilter, chunks: AsyncGenerator<Chunk>): AsyncGenerator<Buffer> {
-    const file = new ParquetConcat();
-    let parts = 0;
-    for await (const chunk of chunks) {
-      const part = file.add(chunk.data);
-      parts += 1;
-      chunk.rowsCounted(part.rows);
-      yield part.data;
-    }
-    if (parts === 0) {
-      for await (const chunk of this.exports.streamPage(filter, [], 'parquet', 0)) yield file.add(chunk.data).data;
-    }
-    yield file.finish();
+  private parquet(filter: TraceFilter, chunks: AsyncGenerator<Chunk>): AsyncGenerator<Buffer> {
+    return joinParquet(chunks, () => this.exports.streamPage(filter, [], 'parquet', 0));
   }
 
   /** Pulled lazily by the reply: a slow client slows the ClickHouse read instead of filling memory. */

@@ -13,10 +13,10 @@ import { SEARCH_CANDIDATES_MAX, searchTokens } from './search.js';
  * plain one: the newest traces match so often that reading them newest first finds a page soon.
  */
 export async function narrowedBySearch(repo: Pick<TraceRepository, 'searchCandidates'>, tenantId: string, query: TraceFilterQuery): Promise<TraceFilter> {
+  // Also validates the rest of the query before any store is asked.
+  const plain = TraceFilter.fromQuery(tenantId, query);
   const tokens = query.q === undefined ? [] : searchTokens(query.q);
-  if (tokens.length === 0) return TraceFilter.fromQuery(tenantId, query);
-  // Validate the rest of the query before any store is asked.
-  TraceFilter.fromQuery(tenantId, query);
+  if (tokens.length === 0) return plain;
   const found = await Promise.all(tokens.map((token) => repo.searchCandidates(tenantId, query.project_id, token, SEARCH_CANDIDATES_MAX)));
   const settled = new Set<string>();
   const sets: Set<string>[] = [];
@@ -25,7 +25,7 @@ export async function narrowedBySearch(repo: Pick<TraceRepository, 'searchCandid
     settled.add(tokens[i]!);
     sets.push(new Set([...traces, ...spans]));
   });
-  if (sets.length === 0) return TraceFilter.fromQuery(tenantId, query);
+  if (sets.length === 0) return plain;
   const [first, ...others] = sets.sort((a, b) => a.size - b.size);
   const candidates = [...first!].filter((id) => others.every((set) => set.has(id)));
   return TraceFilter.fromQuery(tenantId, query, { candidates, settled });
