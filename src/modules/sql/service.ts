@@ -97,10 +97,7 @@ export class SqlService {
   private async acquireSlot(tenantId: string): Promise<() => Promise<void>> {
     const key = `${this.redisPrefix}:sql:running:${tenantId}`;
     const [[, count]] = (await this.redis.multi().incr(key).pexpire(key, SQL_LIMITS.maxExecutionSeconds * 1000 * 6).exec()) as [[unknown, number]];
-    let released = false;
     const release = async () => {
-      if (released) return;
-      released = true;
       await this.redis.decr(key);
     };
     if (count > SQL_MAX_CONCURRENT) {
