@@ -61,7 +61,8 @@ function ActionSection({ list, empty, caption }: { list: ReturnType<typeof usePa
   );
 }
 
-function ActionTable({ actions, caption }: { actions: Action[]; caption: string }) {
+/** Control actions as a table; `showTrace: false` where they are all of one trace (the trace's own page). */
+export function ActionTable({ actions, caption, showTrace = true }: { actions: Action[]; caption: string; showTrace?: boolean }) {
   return (
     <table className="list">
       <caption className="visually-hidden">{caption}</caption>
@@ -70,7 +71,7 @@ function ActionTable({ actions, caption }: { actions: Action[]; caption: string 
           <th scope="col">Created</th>
           <th scope="col">Type</th>
           <th scope="col">State</th>
-          <th scope="col">Trace</th>
+          {showTrace && <th scope="col">Trace</th>}
           <th scope="col">Model</th>
           <th scope="col">Error</th>
         </tr>
@@ -88,12 +89,14 @@ function ActionTable({ actions, caption }: { actions: Action[]; caption: string 
             <td>
               <span className={`badge action-${a.status}`}>{ACTION_STATES[a.status]}</span>
             </td>
-            <td>
-              <Link to={`/traces/${a.trace_id}`}>
-                <code>{a.trace_id.slice(0, 8)}</code>
-                <span className="visually-hidden"> (trace {a.trace_id})</span>
-              </Link>
-            </td>
+            {showTrace && (
+              <td>
+                <Link to={`/traces/${a.trace_id}`}>
+                  <code>{a.trace_id.slice(0, 8)}</code>
+                  <span className="visually-hidden"> (trace {a.trace_id})</span>
+                </Link>
+              </td>
+            )}
             <td>{a.model ?? '—'}</td>
             <td>{a.error ?? ''}</td>
           </tr>

@@ -2,13 +2,13 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useApi } from '../../api/useApi';
 import { usePages } from '../../api/usePages';
-import { ACTION_STATES, ACTION_TYPES } from '../../control/ActionsPage';
+import { ActionTable } from '../../control/ActionsPage';
 import { clusterTypeLabel } from '../../failures/clusters';
 import { ErrorNotice } from '../../ui/ErrorNotice';
 import { ListState, LoadMore } from '../../ui/lists';
 import { Reason, usePermission } from '../../ui/permission';
 import { failureTypeLabel } from '../filters';
-import { formatCount, formatTime } from '../format';
+import { formatCount } from '../format';
 
 /** An error and failure types, of a trace or of a span. */
 export function Problems({ error, failureTypes }: { error: string | null; failureTypes: string[] }) {
@@ -79,35 +79,7 @@ function ActionList({ traceId }: { traceId: string }) {
   return (
     <>
       <ListState list={list} loading="Loading the control actions…" empty={<p className="muted">No control action on this trace.</p>} />
-      {list.items.length > 0 && (
-        <table className="list">
-          <caption className="visually-hidden">Control actions on this trace, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Created</th>
-              <th scope="col">Type</th>
-              <th scope="col">State</th>
-              <th scope="col">Model</th>
-              <th scope="col">Error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.items.map((a) => (
-              <tr key={a.id}>
-                <td>
-                  <Link to={`/control/actions/${a.id}`}>{formatTime(a.created_at)}</Link>
-                </td>
-                <td>{ACTION_TYPES[a.type]}</td>
-                <td>
-                  <span className={`badge action-${a.status}`}>{ACTION_STATES[a.status]}</span>
-                </td>
-                <td>{a.model ?? '—'}</td>
-                <td>{a.error ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {list.items.length > 0 && <ActionTable actions={list.items} caption="Control actions on this trace, newest first" showTrace={false} />}
       <LoadMore list={list} label="Load more control actions" />
     </>
   );
