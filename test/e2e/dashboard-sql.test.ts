@@ -2,9 +2,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SQL_EXAMPLES } from '../../web/src/sql/examples.js';
 import { aSpan, aTrace } from '../builders/traces.js';
-import { bearer, startApp, type TestContext } from '../helpers/app.js';
-import { freePort } from '../helpers/server-process.js';
-import { WAIT, checkPage, ensureWebBuilt, launchChromium, openFromNav, signInForDevelopment, watchProblems } from '../helpers/web.js';
+import { bearer, type TestContext } from '../helpers/app.js';
+import { startDashboard, type RunningDashboard } from '../helpers/dashboard.js';
+import { WAIT, checkPage, openFromNav, signInForDevelopment, watchProblems } from '../helpers/web.js';
 import { pollUntil } from '../helpers/workers.js';
 
 /**
@@ -27,6 +27,7 @@ const TRACES = [
 ];
 const QUERY = 'SELECT model, count() AS calls, sum(prompt_tokens) AS prompt_tokens\nFROM spans\nGROUP BY model\nORDER BY model';
 
+let dashboard: RunningDashboard | undefined;
 let ctx: TestContext;
 let appUrl: string;
 let browser: Browser;
@@ -43,11 +44,8 @@ const resultTable = () => page.getByRole('table', { name: 'Result of the query' 
 const cells = (row: number) => resultTable().locator('tbody tr').nth(row).locator('td').allTextContents();
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  const port = await freePort();
-  ctx = await startApp();
-  await ctx.app.listen({ port, host: '127.0.0.1' });
-  appUrl = `http://127.0.0.1:${port}`;
+  dashboard = await startDashboard();
+  ({ ctx, url: appUrl, browser } = dashboard);
   pro = await ctx.app.services.tenants.create('Analysts', 'pro');
   starter = await ctx.app.services.tenants.create('Small shop', 'starter');
   const sent = await ctx.app.inject({ method: 'POST', url: '/v1/ingest/batch', headers: bearer(pro.api_key), payload: { traces: TRACES } });
@@ -59,16 +57,12 @@ beforeAll(async () => {
     250,
   );
   expect(stored.statusCode, stored.body).toBe(200);
-  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
   problems = watchProblems(page);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await ctx?.close();
-});
+afterAll(async () => dashboard?.close());
 
 beforeEach(() => {
   problems.length = 0;

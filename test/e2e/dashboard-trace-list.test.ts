@@ -1,10 +1,10 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { aSpan, aTrace } from '../builders/traces.js';
-import { bearer, startApp, type TestContext } from '../helpers/app.js';
-import { freePort } from '../helpers/server-process.js';
-import { WAIT, checkPage, ensureWebBuilt, launchChromium, signInForDevelopment, watchProblems } from '../helpers/web.js';
-import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
+import { bearer, type TestContext } from '../helpers/app.js';
+import { startDashboard, type RunningDashboard } from '../helpers/dashboard.js';
+import { WAIT, checkPage, signInForDevelopment, watchProblems } from '../helpers/web.js';
+import { pollUntil } from '../helpers/workers.js';
 
 /**
  * The trace list end to end (issue 22): search box, filter chips, time presets, columns, saved
@@ -28,7 +28,7 @@ const archived = traceAgo(30 * DAY, 400, { name: 'old import', input: 'Import th
 const ALL = [refund, weather, summary, archived].map((t) => t.name as string);
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startTestWorkers>> | undefined;
+let dashboard: RunningDashboard | undefined;
 let appUrl: string;
 let browser: Browser;
 let apiKey: string;
@@ -40,12 +40,8 @@ const ingest = async (traces: unknown[]) => {
 };
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  const port = await freePort();
-  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
-  workers = await startTestWorkers(ctx);
-  await ctx.app.listen({ port, host: '127.0.0.1' });
-  appUrl = `http://127.0.0.1:${port}`;
+  dashboard = await startDashboard({ workers: true });
+  ({ ctx, url: appUrl, browser } = dashboard);
   const tenant = await ctx.app.services.tenants.create('Trace list', 'pro');
   apiKey = tenant.api_key;
   tenantId = tenant.tenant_id;
@@ -55,14 +51,9 @@ beforeAll(async () => {
     (r) => r.json().traces?.length === 4,
     100,
   );
-  browser = await launchChromium();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await workers?.close();
-  await ctx?.close();
-});
+afterAll(async () => dashboard?.close());
 
 describe('the trace list in the dashboard', () => {
   let context: BrowserContext;

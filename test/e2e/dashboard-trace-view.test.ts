@@ -2,10 +2,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { anOtlpRequest, anOtlpSpan, ns, otelSpanId, otelTraceId } from '../builders/otlp.js';
 import { aSpan, aTrace } from '../builders/traces.js';
-import { bearer, startApp, type TestContext } from '../helpers/app.js';
-import { freePort } from '../helpers/server-process.js';
-import { WAIT, ensureWebBuilt, launchChromium, screenshot, seriousA11yViolations, signInForDevelopment, watchProblems } from '../helpers/web.js';
-import { pollUntil, startTestWorkers, TEST_REDIS_PREFIX } from '../helpers/workers.js';
+import { bearer, type TestContext } from '../helpers/app.js';
+import { startDashboard, type RunningDashboard } from '../helpers/dashboard.js';
+import { WAIT, screenshot, seriousA11yViolations, signInForDevelopment, watchProblems } from '../helpers/web.js';
+import { pollUntil } from '../helpers/workers.js';
 
 /**
  * The trace view end to end (the real app on a port, development sign-in, headless Chromium): the
@@ -65,7 +65,7 @@ function aBigTrace() {
 const big = aBigTrace();
 
 let ctx: TestContext;
-let workers: Awaited<ReturnType<typeof startTestWorkers>> | undefined;
+let dashboard: RunningDashboard | undefined;
 let appUrl: string;
 let browser: Browser;
 let tenantId: string;
@@ -85,12 +85,8 @@ const active = () =>
 const spanHeading = (name: string) => page.getByRole('heading', { name: `Span: ${name}` });
 
 beforeAll(async () => {
-  ensureWebBuilt();
-  const port = await freePort();
-  ctx = await startApp({ REDIS_PREFIX: TEST_REDIS_PREFIX });
-  workers = await startTestWorkers(ctx);
-  await ctx.app.listen({ port, host: '127.0.0.1' });
-  appUrl = `http://127.0.0.1:${port}`;
+  dashboard = await startDashboard({ workers: true });
+  ({ ctx, url: appUrl, browser } = dashboard);
   // Team: the control actions are listed from that plan on.
   const tenant = await ctx.app.services.tenants.create('Trace view', 'team');
   tenantId = tenant.tenant_id;
@@ -103,16 +99,11 @@ beforeAll(async () => {
     250,
   );
   expect(readable.statusCode, readable.body.slice(0, 300)).toBe(200);
-  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: appUrl });
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await workers?.close();
-  await ctx?.close();
-});
+afterAll(async () => dashboard?.close());
 
 beforeEach(() => {
   problems.length = 0;
