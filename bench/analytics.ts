@@ -13,14 +13,16 @@
  *   written by hand): the overhead of the checks, the views and the HTTP round trip.
  */
 import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { traceLocator } from '../src/modules/traces/locator-repo.js';
 import { traceRepository } from '../src/modules/traces/repo.js';
-import { narrowedBySearch } from '../src/modules/traces/search-candidates.js';
-import { ONE_SLICE, readNewestFirst } from '../src/modules/traces/time-slices.js';
+import { TraceService } from '../src/modules/traces/service.js';
+import { createPg } from '../src/stores/pg.js';
 import type { ClickHouseStore } from '../src/stores/clickhouse.js';
 import { openClickHouse } from './lib/clickhouse.js';
 import { datasetServer } from './lib/dataset-server.js';
 import { datasetDir, type Dataset } from './lib/dataset.js';
-import { machine, writeResult } from './lib/env.js';
+import { looptraceEnv, machine, writeResult } from './lib/env.js';
 import { ORDER_WORDS, SKU_WORDS } from './lib/generator.js';
 import { ratio, summary } from './lib/stats.js';
 
@@ -121,14 +123,11 @@ function withSkipIndexes(ch: ClickHouseStore, on: boolean): ClickHouseStore {
 
 async function rawPhase(d: Dataset, queries: ReturnType<typeof sqlQueries>) {
   const ch = await openClickHouse(datasetDir(d.scale));
+  const pg = createPg(loadConfig(looptraceEnv(datasetDir(d.scale))).databaseUrl);
   try {
-    // TraceService.list's steps: the search narrowed by the text indexes, then the slices (one when narrowed).
-    const listing = async (store: ClickHouseStore, q: string) => {
-      const repo = traceRepository(store);
-      const filter = await narrowedBySearch(repo, d.tenant_id, { q });
-      const widths = filter.narrowed ? ONE_SLICE : undefined;
-      return readNewestFirst(filter.range, null, PAGE + 1, Date.now(), (slice, want) => repo.listSlice(filter, slice, want), widths);
-    };
+    // TraceService.list itself, on this process's stores: the search narrowed by the text indexes and the registry.
+    const listing = async (store: ClickHouseStore, q: string) =>
+      (await new TraceService(traceRepository(store), traceLocator(pg), { depth: async () => 0 }).list(d.tenant_id, { q }, { limit: PAGE })).traces;
     const indexed = withSkipIndexes(ch, true);
     const unindexed = withSkipIndexes(ch, false);
     const search: Record<string, { indexed_ms: number[]; unindexed_ms: number[]; hits: number[] }> = {};
@@ -153,6 +152,7 @@ async function rawPhase(d: Dataset, queries: ReturnType<typeof sqlQueries>) {
     return { search, sql };
   } finally {
     await ch.closeFully();
+    await pg.end();
   }
 }
 

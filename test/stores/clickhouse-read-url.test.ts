@@ -180,12 +180,15 @@ describe('the store with CLICKHOUSE_READ_URL', () => {
     // The migrator's advisory lock is Postgres's: a reserved connection that grants every lock.
     const conn = Object.assign(async () => [], { release: () => {} });
     const sql = { reserve: async () => conn } as unknown as Sql;
+    // The traces table as the rebuild of 007 leaves it: nothing to copy.
+    primary.answers['migrate.rebuild'] = [{ name: 'traces', q: 'CREATE TABLE looptrace.traces (`id` UUID) ENGINE = ReplacingMergeTree ORDER BY id SETTINGS index_granularity = 8192, index_granularity_bytes = 1048576' }];
     const applied = await migrateClickHouse(ch, sql);
     expect(applied.length).toBeGreaterThan(0);
     expect(replica.requests).toEqual([]);
     expect(primary.requests.some((r) => /^\s*SELECT name FROM schema_migrations FINAL/.test(r.query))).toBe(true);
     expect(primary.requests.some((r) => /CREATE TABLE IF NOT EXISTS spans/.test(r.query))).toBe(true);
     expect(primary.seen()).toContain('insert:schema_migrations');
+    expect(primary.seen()).toContain('migrate.rebuild');
   });
 
   it('reads back inside the group commit and in settlement from the primary', async () => {
@@ -226,7 +229,7 @@ describe('GET /v1/traces/{id} with a lagging read replica', () => {
   const service = () =>
     new TraceService(
       traceRepository(ch),
-      { locate: async () => ({ projectId: PROJECT, startedAt: '2026-11-24 10:00:00.000', source: 'native' as const }), projectsByTrace: async () => new Map() },
+      { locate: async () => ({ projectId: PROJECT, startedAt: '2026-11-24 10:00:00.000', source: 'native' as const }), positions: async () => [], projectsByTrace: async () => new Map() },
       { depth: async () => 0 },
     );
 

@@ -198,3 +198,46 @@ describe('GET /v1/traces?q= validation', () => {
     expect((await getJson(ctx.app, t, '/v1/traces', { q: 'x'.repeat(500) })).status).toBe(200);
   });
 });
+
+describe('GET /v1/traces?q= over candidates read by key, a batch at a time', () => {
+  let t: TestTenant;
+  // 40 traces with the token, 5 at each of 8 milliseconds (ties ordered by ClickHouse's UUID
+  // order, not the text's), every third named `kept`: pages of 3 need several batches (2 × 4 keys,
+  // then 4 × that), each extended to the end of its millisecond.
+  const matching = Array.from({ length: 40 }, (_, i) =>
+    traceAt(100_000 + Math.floor(i / 5) * 1_000, { name: i % 3 === 0 ? 'kept' : 'plain trace' }, [{ input: 'tiedbatchtoken here' }]),
+  );
+
+  beforeAll(async () => {
+    t = await createTenant(ctx.app);
+    await ingestTraces(ctx.app, t, [...matching, traceAt(99_000), traceAt(200_000)]);
+  });
+
+  const plain = async (query: { q: string; name?: string }) => {
+    const filter = TraceFilter.fromQuery(t.tenantId, query);
+    const rows = await readNewestFirst(filter.range, null, 1000, Date.now(), (slice, want) => traceRepository(ctx.stores.ch).listSlice(filter, slice, want));
+    return rows.map((r) => r.id);
+  };
+
+  for (const query of [{ q: 'tiedbatchtoken' }, { q: 'tiedbatchtoken', name: 'kept' }]) {
+    it(`pages in the plain listing's order, ties included: ${JSON.stringify(query)}`, async () => {
+      const expected = await plain(query);
+      expect(expected).toHaveLength(query.name ? 14 : 40);
+      const pages = await listAll(ctx.app, t, '/v1/traces', 'traces', { ...query, limit: 3 });
+      expect(pages.flat().map((x) => x.id)).toEqual(expected);
+      expect(await search(t, query)).toEqual(expected);
+    });
+  }
+
+  it('keeps to the time range and the cursor of the listing', async () => {
+    const from = at(102_000);
+    const to = at(104_000);
+    const expected = (await plain({ q: 'tiedbatchtoken' })).filter((id) => {
+      const started = Date.parse(matching.find((m) => m.id === id)!.started_at);
+      return started >= Date.parse(from) && started <= Date.parse(to);
+    });
+    expect(expected).toHaveLength(15);
+    const pages = await listAll(ctx.app, t, '/v1/traces', 'traces', { q: 'tiedbatchtoken', from, to, limit: 4 });
+    expect(pages.flat().map((x) => x.id)).toEqual(expected);
+  });
+});

@@ -19,8 +19,8 @@ export class TraceFilter implements TenantTraceFilter {
     private readonly conditions: readonly ((where: TenantWhere) => void)[],
     /** Stable digest of the filters, carried in cursors so a cursor only continues its own listing. */
     readonly fingerprint: string,
-    /** Whether the search names every trace that can match (a few thousand at most). */
-    readonly narrowed: boolean,
+    /** Every trace that can match, when the search's text indexes named them (SEARCH_CANDIDATES_MAX at most); else null. */
+    readonly candidates: readonly string[] | null,
   ) {}
 
   /**
@@ -60,7 +60,7 @@ export class TraceFilter implements TenantTraceFilter {
       const tokens = searchTokens(q.q);
       c.push((w) => addSearch(w, tokens, q.project_id, narrowing));
     }
-    return new TraceFilter(tenantId, range, c, fingerprintOf(query), narrowing !== null);
+    return new TraceFilter(tenantId, range, c, fingerprintOf(query), narrowing?.candidates ?? null);
   }
 
   /**

@@ -3,9 +3,11 @@ import { bind, queryTag, TenantWhere } from '../../stores/clickhouse-where.js';
 import type { TraceFilter } from './filters.js';
 import { JSON_NUMBERS } from '../../stores/clickhouse.js';
 import { SPAN_SELECT_COLUMNS, SPAN_SUMMARY_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredSpanSummary, type StoredTrace } from './stored.js';
-import type { Slice } from './time-slices.js';
+import { afterPosition, type Slice } from './time-slices.js';
 import type { TracePosition } from './types.js';
 import { SPAN_JSON_SELECT_COLUMNS, type SpansKind } from './span-json.js';
+import type { TraceKeyPosition } from './locator-repo.js';
+import { millisToClickHouse } from '../../platform/time.js';
 import { observeStoreCall } from '../../platform/metrics.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
@@ -55,6 +57,12 @@ export function traceRepository(ch: ClickHouseStore) {
   const settings = (name: string, tenantId: string) => ({ ...queryTag(name, tenantId), ...JSON_NUMBERS });
   const read = <T>(from: ReadFrom, name: string, query: string, params: Record<string, unknown>, tenantId: string) =>
     from === 'primary' ? ch.rowsFromPrimary<T>(name, query, params, settings(name, tenantId)) : ch.rows<T>(name, query, params, settings(name, tenantId));
+  // Each column of the key on its own: ClickHouse prunes granules by every IN over a key column.
+  const atKeys = (where: TenantWhere, keys: readonly TraceKeyPosition[]) =>
+    where
+      .and`project_id IN ${bind('Array(UUID)', [...new Set(keys.map((k) => k.projectId))])}`
+      .and`started_at IN ${bind(`Array(${DATETIME})`, [...new Set(keys.map((k) => millisToClickHouse(k.startedAtMs)))])}`
+      .and`id IN ${bind('Array(UUID)', keys.map((k) => k.id))}`;
   const spansOf = (tenantId: string, projectId: string, traceId: string) =>
     TenantWhere.forTenant(tenantId).and`project_id = ${bind('UUID', projectId)}`.and`trace_id = ${bind('UUID', traceId)}`;
   const readSpans = <T>(from: ReadFrom, name: string, columns: string, tenantId: string, where: TenantWhere) =>
@@ -73,6 +81,36 @@ export function traceRepository(ch: ClickHouseStore) {
         `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC LIMIT ${max}`,
         where.params,
         settings('traces.list', filter.tenantId),
+      );
+    },
+
+    /**
+     * Of the traces at `keys` (a search's candidates), those the filter keeps after `after`, newest
+     * first, at most `limit`: their ids only. The exact sorting keys make ClickHouse read only the
+     * granules that hold them, and only the columns the filter needs.
+     */
+    async keysMatching(filter: TraceFilter, keys: readonly TraceKeyPosition[], after: TracePosition | null, limit: number): Promise<string[]> {
+      const where = atKeys(filter.where(), keys);
+      if (after) afterPosition(where, after);
+      const max = where.fragment`${bind('UInt32', limit)}`;
+      const rows = await ch.rows<{ id: string }>(
+        'traces.keys_matching',
+        `SELECT id FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC LIMIT ${max}`,
+        where.params,
+        settings('traces.keys_matching', filter.tenantId),
+      );
+      return rows.map((r) => r.id);
+    },
+
+    /** The traces at `keys`, newest first: the rows of a page whose keys are known. */
+    async atKeys(tenantId: string, keys: readonly TraceKeyPosition[]): Promise<StoredTrace[]> {
+      if (keys.length === 0) return [];
+      const where = atKeys(TenantWhere.forTenant(tenantId), keys);
+      return ch.rows<StoredTrace>(
+        'traces.at_keys',
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC`,
+        where.params,
+        settings('traces.at_keys', tenantId),
       );
     },
 

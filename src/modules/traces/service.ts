@@ -8,8 +8,8 @@ import type { ReadFrom, SpanOutcome, TraceLocation, TraceRepository } from './re
 export type { SpanOutcome } from './repo.js';
 import type { Span, Trace, TraceDetail, TraceFilterQuery, TraceTree } from './schemas.js';
 import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
-import { narrowedBySearch } from './search-candidates.js';
-import { ONE_SLICE, readNewestFirst } from './time-slices.js';
+import { candidatesNewestFirst, narrowedBySearch } from './search-candidates.js';
+import { readNewestFirst } from './time-slices.js';
 import { aroundSpans, traceDetailChunks } from './detail-json.js';
 import { spansJson, type SpansKind } from './span-json.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
@@ -68,14 +68,9 @@ export class TraceService {
   async list(tenantId: string, query: TraceFilterQuery, page: PageRequest): Promise<TracePage> {
     const filter = await narrowedBySearch(this.repo, tenantId, query);
     const after = page.cursor ? decodePosition(page.cursor, filter.fingerprint) : null;
-    const rows = await readNewestFirst(
-      filter.range,
-      after,
-      page.limit + 1,
-      this.now(),
-      (slice, want) => this.repo.listSlice(filter, slice, want),
-      filter.narrowed ? ONE_SLICE : undefined,
-    );
+    const rows = filter.candidates
+      ? await candidatesNewestFirst(this.repo, this.locator, filter, after, page.limit + 1)
+      : await readNewestFirst(filter.range, after, page.limit + 1, this.now(), (slice, want) => this.repo.listSlice(filter, slice, want));
     return toTracePage(rows, page.limit, filter.fingerprint);
   }
 

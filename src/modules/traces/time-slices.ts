@@ -11,12 +11,16 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 /** Widths of successive slices, measured back from the reference time; null = everything older. */
 const SLICE_WIDTHS_MS: readonly (number | null)[] = [HOUR_MS, DAY_MS, 7 * DAY_MS, 31 * DAY_MS, null];
-/** One read of everything: for a listing whose filter names its few candidate traces, where nothing is to sort but them. */
-export const ONE_SLICE: readonly (number | null)[] = [null];
 
 const DATETIME = "DateTime64(3, 'UTC')";
 
 export const clickHouseToMillis = (literal: string): number => Date.parse(`${literal.replace(' ', 'T')}Z`);
+
+/** Keeps the traces after `after` in newest-first order: written expanded, so the primary key prunes it. */
+export function afterPosition(where: TenantWhere, after: TracePosition): TenantWhere {
+  const at = bind(DATETIME, after.startedAt);
+  return where.and`started_at < ${at} OR (started_at = ${at} AND id < ${bind('UUID', after.id)})`;
+}
 
 /**
  * Reads up to `want` traces newest first (started_at desc, id desc) after `after`, in time slices.
@@ -41,21 +45,17 @@ export async function readNewestFirst<R>(
   want: number,
   now: number,
   read: (slice: Slice, want: number) => Promise<R[]>,
-  widths: readonly (number | null)[] = SLICE_WIDTHS_MS,
 ): Promise<R[]> {
   const reference = after ? clickHouseToMillis(after.startedAt) : (range.toMs ?? now);
   const rows: R[] = [];
   let upperExclusiveMs: number | null = null;
-  for (const width of widths) {
+  for (const width of SLICE_WIDTHS_MS) {
     const windowStart = width === null ? null : reference - width;
     const lowerMs = range.fromMs === null ? windowStart : windowStart === null ? range.fromMs : Math.max(windowStart, range.fromMs);
     const upper = upperExclusiveMs;
     const slice: Slice = {
       apply(where) {
-        if (after) {
-          const at = bind(DATETIME, after.startedAt);
-          where.and`started_at < ${at} OR (started_at = ${at} AND id < ${bind('UUID', after.id)})`;
-        }
+        if (after) afterPosition(where, after);
         if (upper !== null) where.and`started_at < ${bind(DATETIME, millisToClickHouse(upper))}`;
         if (lowerMs !== null) where.and`started_at >= ${bind(DATETIME, millisToClickHouse(lowerMs))}`;
         return where;
