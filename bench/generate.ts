@@ -8,9 +8,13 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openClickHouse } from './lib/clickhouse.js';
 import { datasetDir, writeDataset, type Dataset } from './lib/dataset.js';
-import { benchStores } from './lib/env.js';
+import { benchStores, looptraceEnv } from './lib/env.js';
 import { FULL_SCALE_TRACES, WINDOW_DAYS, generateDataset, waitForMerges } from './lib/generator.js';
-import { createBenchTenant } from './lib/looptrace.js';
+import { createBenchTenant, looptraceCli } from './lib/looptrace.js';
+import { registerGenerated } from './lib/registry.js';
+import { loadConfig } from '../src/config.js';
+import type { ClickHouseStore } from '../src/stores/clickhouse.js';
+import { createPg } from '../src/stores/pg.js';
 import { QUERY_FILTER, SPANS_PER_TRACE } from './lib/synthetic.js';
 import { TAG_PAIR_SEPARATOR } from '../src/platform/tag-pairs.js';
 
@@ -51,6 +55,7 @@ export async function generate(scale: number, chunkTraces = 500_000, settleSecon
     if (Number(counts!.traces) !== traces || Number(counts!.spans) !== traces * SPANS_PER_TRACE) {
       throw new Error(`generated ${counts!.traces} traces / ${counts!.spans} spans, expected ${traces} / ${traces * SPANS_PER_TRACE}`);
     }
+    const registered = await registerTraces(ch, dir, tenant.tenant_id, endMs);
     console.log('waiting for the merges the inserts started');
     const merges = await waitForMerges(ch, settleSeconds);
     const dataset: Dataset = {
@@ -60,6 +65,7 @@ export async function generate(scale: number, chunkTraces = 500_000, settleSecon
       ...tenant,
       window: { from: new Date(endMs - WINDOW_DAYS * 86_400_000).toISOString(), to: new Date(endMs).toISOString() },
       generated_at: new Date().toISOString(),
+      registered,
       clickhouse: server ? 'server' : 'embedded',
       timings_s: {
         spans_insert: +(timings.spansMs / 1000).toFixed(1),
@@ -74,6 +80,40 @@ export async function generate(scale: number, chunkTraces = 500_000, settleSecon
     };
     writeDataset(dataset);
     return dataset;
+  } finally {
+    await ch.closeFully();
+  }
+}
+
+/** Registers the dataset's traces in the trace registry of the bench database (bench/lib/registry.ts). */
+async function registerTraces(ch: ClickHouseStore, dir: string, tenantId: string, endMs: number): Promise<number> {
+  const sql = createPg(loadConfig(looptraceEnv(dir)).databaseUrl);
+  try {
+    const started = performance.now();
+    const count = await registerGenerated(ch, sql, tenantId, { fromMs: endMs - WINDOW_DAYS * 86_400_000, toMs: endMs });
+    console.log(`registered ${count.toLocaleString()} traces in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    return count;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * A dataset made before its generator registered traces, brought up to date: the stores'
+ * migrations (with embedded ClickHouse, migration 007 copies the traces table: minutes at scale 1),
+ * the registry, and the merges both started.
+ */
+export async function completeDataset(d: Dataset, settleSeconds = 1_800): Promise<Dataset> {
+  const dir = datasetDir(d.scale);
+  console.log(`dataset ${d.scale}: migrating its stores and registering its traces`);
+  await looptraceCli(dir, ['migrate']);
+  const ch = await openClickHouse(dir);
+  try {
+    const registered = await registerTraces(ch, dir, d.tenant_id, Date.parse(d.window.to));
+    const merges = await waitForMerges(ch, settleSeconds);
+    const completed = { ...d, registered, timings_s: { ...d.timings_s, completion_merges_settled: merges.settled ? +merges.seconds.toFixed(1) : -1 } };
+    writeDataset(completed);
+    return completed;
   } finally {
     await ch.closeFully();
   }

@@ -1,4 +1,4 @@
-import { generate } from '../generate.js';
+import { completeDataset, generate } from '../generate.js';
 import { datasetDir, readDataset, type Dataset } from './dataset.js';
 import { startServer, type RunningServer } from './looptrace.js';
 
@@ -12,6 +12,7 @@ export async function datasetServer(
     console.log(`no dataset of scale ${scale}: generating it`);
     dataset = await generate(scale);
   }
+  if (dataset.registered === undefined) dataset = await completeDataset(dataset);
   const server = await startServer(datasetDir(scale), env);
   const headers = { authorization: `Bearer ${dataset.api_key}` };
   const get = (path: string) => fetch(`${server.url}${path}`, { headers });

@@ -18,6 +18,8 @@ export interface Dataset {
   api_key: string;
   window: { from: string; to: string };
   generated_at: string;
+  /** Traces registered in the trace registry (Postgres); absent in datasets made before the generator did it. */
+  registered?: number;
   clickhouse: string;
   timings_s: Record<string, number>;
   filter_selectivity: Record<string, number>;
