@@ -33,7 +33,9 @@ async function schemaText(tenantId: string, projectId: string, traceId: string, 
 }
 
 async function fastText(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<string | undefined> {
-  const spans = spansJson(await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId, kind), kind);
+  const rowBinary = await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId, kind);
+  const spans = spansJson(rowBinary.data, kind);
+  rowBinary.release();
   const text = spans && `[${spans.text.toString('utf8')}]`;
   spans?.release();
   return text;

@@ -107,8 +107,13 @@ export class TraceService {
       this.controlLoop.depth(tenantId, id),
       this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id, kind),
     ]);
-    if (!row) throw notFound('trace');
-    const spans = spansJson(rowBinary, kind);
+    let spans;
+    try {
+      if (!row) throw notFound('trace');
+      spans = spansJson(rowBinary.data, kind);
+    } finally {
+      rowBinary.release();
+    }
     return spans ? { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release } : byParsing();
   }
 

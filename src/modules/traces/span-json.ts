@@ -1,4 +1,8 @@
 import { isUtf8 } from 'node:buffer';
+import { statfsSync } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { metadataJson } from './detail-json.js';
 
 /**
@@ -129,6 +133,15 @@ class JsonText {
     this.length = at;
   }
 
+  /** Bytes of a constant (a key and its punctuation), made once by ascii(). */
+  bytes(bytes: Uint8Array): void {
+    this.reserve(bytes.length);
+    const data = this.data;
+    let at = this.length;
+    for (let i = 0; i < bytes.length; i++) data[at++] = bytes[i]!;
+    this.length = at;
+  }
+
   /** A non-negative integer below 2^53, as Number#toString writes it. */
   integer(value: number): void {
     let digits = 1;
@@ -171,13 +184,43 @@ class JsonText {
     const { data: source, from, to } = rows;
     const found = scan(source, rows.words, from, to);
     if (found & NON_ASCII && !isUtf8(source.subarray(from, to))) throw new CannotReproduce();
-    if (found & ESCAPE) this.latin1(JSON.stringify(source.toString('latin1', from, to)));
+    if (found & ESCAPE) this.escaped(source, from, to);
     else this.quoted(rows);
+  }
+
+  /**
+   * bytes[from, to) between quotes, escaped as JSON.stringify escapes their latin1 reading: '"',
+   * '\\' and the controls below 0x20 (\b \f \n \r \t by name, the others as \u00XX); every other
+   * byte as it is. Written byte by byte: no string of the text is made.
+   */
+  private escaped(source: Buffer, from: number, to: number): void {
+    this.reserve((to - from) * 6 + 2);
+    const data = this.data;
+    let at = this.length;
+    data[at++] = QUOTE;
+    for (let i = from; i < to; i++) {
+      const byte = source[i]!;
+      const escape = ESCAPES[byte]!;
+      if (escape === 0) data[at++] = byte;
+      else if (escape === 1) {
+        data[at++] = BACKSLASH;
+        data[at++] = 0x75; // u
+        data[at++] = 0x30;
+        data[at++] = 0x30;
+        data[at++] = HEX[byte >> 4]!;
+        data[at++] = HEX[byte & 15]!;
+      } else {
+        data[at++] = BACKSLASH;
+        data[at++] = escape;
+      }
+    }
+    data[at++] = QUOTE;
+    this.length = at;
   }
 
   /** As jsonString; an empty String is null. */
   jsonStringOrNull(rows: RowBinaryReader): void {
-    if (rows.from === rows.to) this.latin1('null');
+    if (rows.from === rows.to) this.bytes(K.null);
     else this.jsonString(rows);
   }
 
@@ -197,6 +240,44 @@ class JsonText {
     this.data = larger;
   }
 }
+
+/**
+ * How JSON.stringify writes each byte of a latin1 string: 0 as it is, 1 as \u00XX, else a
+ * backslash and this character.
+ */
+const ESCAPES = (() => {
+  const table = new Uint8Array(256);
+  for (let byte = 0; byte < 0x20; byte++) table[byte] = 1;
+  for (const [byte, name] of [[0x08, 'b'], [0x09, 't'], [0x0a, 'n'], [0x0c, 'f'], [0x0d, 'r'], [QUOTE, '"'], [BACKSLASH, '\\']] as const) table[byte] = name.charCodeAt(0);
+  return table;
+})();
+const HEX = new Uint8Array(Buffer.from('0123456789abcdef', 'latin1'));
+
+const ascii = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'latin1'));
+
+/** The constant pieces of a span's text, as bytes. */
+const K = {
+  comma: ascii(','),
+  type: ascii(',"type":'),
+  parent: ascii(',"parent_span_id":'),
+  input: ascii(',"input":'),
+  output: ascii(',"output":'),
+  model: ascii(',"model":'),
+  latency: ascii(',"latency_ms":'),
+  cost: ascii(',"cost":'),
+  error: ascii(',"error":'),
+  prompt: ascii(',"prompt_tokens":'),
+  completion: ascii(',"completion_tokens":'),
+  metadata: ascii(',"metadata":'),
+  emptyObject: ascii('{}'),
+  otelSpan: ascii(',"otel_span_id":'),
+  otelParent: ascii(',"otel_parent_span_id":'),
+  failure: ascii(',"failure_type":'),
+  inputChars: ascii(',"input_chars":'),
+  outputChars: ascii(',"output_chars":'),
+  end: ascii('}'),
+  null: ascii('null'),
+};
 
 /** What scan finds: a byte JSON.stringify escapes ('"', '\\', below 0x20), a byte of a non-ASCII character. */
 const ESCAPE = 1;
@@ -235,22 +316,99 @@ export interface SpansText {
 }
 
 /**
- * A buffer of spansJson's text given back for the next trace. The text of 10,000 spans is about
- * 16 MB; allocated per request, such buffers (outside the V8 heap, but counted by it) made V8 run a
- * full garbage collection every other request.
+ * One buffer given back for the next trace, of each kind: spansJson's text, and the RowBinary it
+ * is made from when read from a file (rowBinaryThroughFile). The text of 10,000 spans is about
+ * 16 MB, its RowBinary 14 MB; allocated per request, such buffers (outside the V8 heap, but counted
+ * by it) made V8 run a full garbage collection every request or every other.
  */
-let spare: Buffer | undefined;
+class Spare {
+  private buffer: Buffer | undefined;
+
+  take(bytes: number): Buffer {
+    const reused = this.buffer && this.buffer.length >= bytes ? this.buffer : undefined;
+    if (reused) this.buffer = undefined;
+    return reused ?? Buffer.allocUnsafe(bytes);
+  }
+
+  giveBack(buffer: Buffer): void {
+    if (buffer.length <= SPARE_MAX_BYTES && (!this.buffer || this.buffer.length < buffer.length)) this.buffer = buffer;
+  }
+}
+
 const SPARE_MAX_BYTES = 64 * 1024 * 1024;
+const textSpare = new Spare();
+const rowBinarySpare = new Spare();
 
-function storage(bytes: number): Buffer {
-  const reused = spare && spare.length >= bytes ? spare : undefined;
-  if (reused) spare = undefined;
-  return reused ?? Buffer.allocUnsafe(bytes);
+/** A RowBinary answer for spansJson, and what to call once it is read: its buffer may be reused after. */
+export interface RowBinary {
+  data: Buffer;
+  release(): void;
 }
 
-function giveBack(buffer: Buffer): void {
-  if (buffer.length <= SPARE_MAX_BYTES && (!spare || spare.length < buffer.length)) spare = buffer;
+/** A RowBinary answer in a buffer of its own (nothing to give back). */
+export const rowBinaryOf = (data: Buffer): RowBinary => ({ data, release: () => {} });
+
+/**
+ * A RowBinary answer that `write` has the embedded engine write to a file (SELECT … INTO OUTFILE),
+ * read into a buffer that is reused from trace to trace. Answered directly, chDB copies every
+ * answer into a new Buffer: 14 MB for a trace of 10,000 spans, and V8 ran a full garbage collection
+ * (mark-compact, tens of milliseconds of marking on a server's heap) for nearly every such
+ * Buffer. Through a file (in /dev/shm, memory, where it has room) no buffer is made per request.
+ *
+ * The file is in a directory made for it alone (mkdtemp: only this user may enter it), removed
+ * with it once read or when writing failed; its name needs no escaping in a string literal and has
+ * no extension that would make ClickHouse compress it. Throws when the file cannot be written or
+ * read (the disk is full): the caller then reads the answer directly.
+ */
+export async function rowBinaryThroughFile(write: (sqlStringLiteral: string) => Promise<unknown>): Promise<RowBinary> {
+  const directory = await mkdtemp(path.join((answersBase ??= roomyShm() ? '/dev/shm' : tmpdir()), 'looptrace-spans-'));
+  try {
+    const file = path.join(directory, 'answer.bin');
+    if (!SAFE_PATH.test(file)) throw new Error(`${file}: not a path to write into SQL`);
+    await write(`'${file}'`);
+    const handle = await open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      const data = rowBinarySpare.take(size);
+      for (let at = 0; at < size; ) {
+        const { bytesRead } = await handle.read(data, at, size - at, at);
+        if (bytesRead === 0) throw new Error(`${file}: shorter than its size`);
+        at += bytesRead;
+      }
+      let released = false;
+      return {
+        data: data.subarray(0, size),
+        release: () => {
+          if (!released) rowBinarySpare.giveBack(data);
+          released = true;
+        },
+      };
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
 }
+
+/** Where rowBinaryThroughFile makes its directories, chosen once. */
+let answersBase: string | undefined;
+const SAFE_PATH = /^[A-Za-z0-9_./-]+$/;
+
+/**
+ * Whether /dev/shm (memory) has room to spare: a container's is often 64 MB, which PostgreSQL may
+ * need too. Otherwise the files go to the temporary directory, where they live too briefly to
+ * reach the disk in the usual case.
+ */
+function roomyShm(): boolean {
+  try {
+    const { bavail, bsize } = statfsSync('/dev/shm');
+    return bavail * bsize >= SHM_ROOM_BYTES;
+  } catch {
+    return false;
+  }
+}
+const SHM_ROOM_BYTES = 1024 * 1024 * 1024;
 
 /**
  * The JSON text of the spans of a RowBinary answer of SPAN_JSON_SELECT_COLUMNS, joined by commas
@@ -260,12 +418,12 @@ function giveBack(buffer: Buffer): void {
 export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansText | undefined {
   const rows = new RowBinaryReader(rowBinary);
   // About the answer's size: the keys take about what the RowBinary lengths, numbers and checks do.
-  const text = new JsonText(storage(Math.ceil(rowBinary.length * 1.25) + 1024));
+  const text = new JsonText(textSpare.take(Math.ceil(rowBinary.length * 1.25) + 1024));
   const metadata = new Map<string, string>();
   try {
     for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined);
   } catch (err) {
-    giveBack(text.storage);
+    textSpare.giveBack(text.storage);
     if (err instanceof CannotReproduce) return undefined;
     throw err;
   }
@@ -273,7 +431,7 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
   return {
     text: text.text(),
     release: () => {
-      if (!released) giveBack(text.storage);
+      if (!released) textSpare.giveBack(text.storage);
       released = true;
     },
   };
@@ -281,54 +439,55 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
 
 /** One span, with the Span schema's keys in its order; without `metadata`, a tree's span (SpanSummary). */
 function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined): void {
-  if (!first) text.latin1(',');
+  if (!first) text.bytes(K.comma);
   text.copy(rows.string()); // {"id":…,"name":
   text.jsonString(rows.string());
-  text.latin1(',"type":');
+  text.bytes(K.type);
   text.jsonString(rows.string());
-  text.latin1(',"parent_span_id":');
+  text.bytes(K.parent);
   text.copy(rows.string());
   if (metadata) {
-    text.latin1(',"input":');
+    text.bytes(K.input);
     text.jsonString(rows.string());
-    text.latin1(',"output":');
+    text.bytes(K.output);
     text.jsonString(rows.string());
   }
-  text.latin1(',"model":');
+  text.bytes(K.model);
   text.jsonString(rows.string());
   // Pieces written one by one: text made of template strings cost more than the bytes written.
-  text.latin1(',"latency_ms":');
+  text.bytes(K.latency);
   text.integer(rows.uint64());
   const cost = rows.float64();
   if (!Number.isFinite(cost)) throw new CannotReproduce();
-  text.latin1(',"cost":');
-  text.latin1(JSON.stringify(cost));
-  text.latin1(',"error":');
+  text.bytes(K.cost);
+  if (Number.isSafeInteger(cost) && !Object.is(cost, -0) && cost >= 0) text.integer(cost);
+  else text.latin1(JSON.stringify(cost));
+  text.bytes(K.error);
   text.jsonStringOrNull(rows.string());
-  text.latin1(',"prompt_tokens":');
+  text.bytes(K.prompt);
   text.integer(rows.uint64());
-  text.latin1(',"completion_tokens":');
+  text.bytes(K.completion);
   text.integer(rows.uint64());
   if (metadata) {
-    text.latin1(',"metadata":');
-    if (isEmptyObject(rows.string())) text.latin1('{}');
+    text.bytes(K.metadata);
+    if (isEmptyObject(rows.string())) text.bytes(K.emptyObject);
     else text.latin1(metadataText(rows, metadata));
   }
   text.copy(rows.string()); // ,"start_time":…,"otel_trace_id":
   text.jsonString(rows.string());
-  text.latin1(',"otel_span_id":');
+  text.bytes(K.otelSpan);
   text.jsonString(rows.string());
-  text.latin1(',"otel_parent_span_id":');
+  text.bytes(K.otelParent);
   text.copy(rows.string());
-  text.latin1(',"failure_type":');
+  text.bytes(K.failure);
   text.jsonStringOrNull(rows.string());
   if (!metadata) {
-    text.latin1(',"input_chars":');
+    text.bytes(K.inputChars);
     text.integer(rows.uint64());
-    text.latin1(',"output_chars":');
+    text.bytes(K.outputChars);
     text.integer(rows.uint64());
   }
-  text.latin1('}');
+  text.bytes(K.end);
 }
 
 /** Whether the String just read is `{}`, the metadata of most spans. */
