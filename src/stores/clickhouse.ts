@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { pooledChdbClient } from './chdb-pool.js';
 import type { Config } from '../config.js';
 import { observeStoreCall } from '../platform/metrics.js';
 import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat, type TextFormat } from './clickhouse-stream.js';
@@ -40,16 +41,15 @@ export interface ClickHouseStore {
 }
 
 // chDB runs one engine per process, bound to one data path: every store in this process shares it.
-let embeddedClient: { client: ClickHouseClient; path: string; users: number } | undefined;
+let embeddedClient: { client: ClickHouseClient; path: string; database: string; users: number } | undefined;
 
-async function openEmbedded(dataDir: string): Promise<ClickHouseClient> {
+function openEmbedded(dataDir: string, database: string): ClickHouseClient {
   const chPath = path.join(dataDir, 'clickhouse');
   if (!embeddedClient) {
     mkdirSync(chPath, { recursive: true });
-    const { createChdbConnection } = await import('chdb/connection');
-    const client = createClient({ connection: createChdbConnection({ path: chPath }) } as Parameters<typeof createClient>[0]);
-    embeddedClient = { client, path: chPath, users: 0 };
+    embeddedClient = { client: pooledChdbClient(chPath, database), path: chPath, database, users: 0 };
   }
+  if (embeddedClient.database !== database) throw new Error(`the embedded ClickHouse of this process serves database ${embeddedClient.database}, not ${database}`);
   embeddedClient.users += 1;
   return embeddedClient.client;
 }
@@ -90,17 +90,14 @@ async function selectRows<T>(client: ClickHouseClient, name: string, query: stri
 export async function createClickHouse(config: Config): Promise<ClickHouseStore> {
   const { url, readUrl, database, cluster } = config.clickhouse;
   const embedded = !url;
-  const client = embedded ? await openEmbedded(config.dataDir) : serverClient(config, url);
+  const client = embedded ? openEmbedded(config.dataDir, database) : serverClient(config, url);
   // Same credentials and database as the primary (config.ts refuses a read URL without CLICKHOUSE_URL).
   const reader = !embedded && readUrl && readUrl !== url ? serverClient(config, readUrl) : client;
   const streamer = embedded
     ? embeddedStreamer(path.join(config.dataDir, 'clickhouse'), database)
     : serverStreamer(reader);
-  if (embedded) {
-    // The embedded engine has no per-request database; create it and make it the session default.
-    await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
-    await client.command({ query: `USE ${database}` });
-  }
+  // The embedded engine's connections create the database and make it their default (chdb-pool.ts).
+  if (embedded) await client.command({ query: 'SELECT 1' });
 
   return {
     client,
