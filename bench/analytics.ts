@@ -22,7 +22,7 @@ import type { ClickHouseStore } from '../src/stores/clickhouse.js';
 import { openClickHouse } from './lib/clickhouse.js';
 import { datasetServer } from './lib/dataset-server.js';
 import { datasetDir, type Dataset } from './lib/dataset.js';
-import { looptraceEnv, machine, writeResult } from './lib/env.js';
+import { gitState, looptraceEnv, machine, writeResult } from './lib/env.js';
 import { ORDER_WORDS, SKU_WORDS } from './lib/generator.js';
 import { ratio, summary } from './lib/stats.js';
 
@@ -33,6 +33,9 @@ const { values: args } = parseArgs({
     unindexed: { type: 'string', default: '5' },
     sql: { type: 'string', default: '50' },
     warmup: { type: 'string', default: '5' },
+    // api: the server runs no background jobs (LOOPTRACE_ROLE=api), as an API node beside worker
+    // nodes; all (default): one process does both, as embedded ClickHouse requires.
+    role: { type: 'string', default: 'all' },
   },
 });
 const SEARCHES = Number(args.searches);
@@ -69,7 +72,7 @@ async function timedMs<T>(work: () => Promise<T>): Promise<{ ms: number; value: 
 }
 
 async function apiPhase(d: Dataset, sqlOf: (traceId: string) => ReturnType<typeof sqlQueries>) {
-  const { server, get } = await datasetServer(d.scale);
+  const { server, get } = await datasetServer(d.scale, { LOOPTRACE_ROLE: args.role });
   const post = (body: object) =>
     fetch(`${server.url}/v1/sql`, { method: 'POST', headers: { authorization: `Bearer ${d.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   try {
@@ -201,6 +204,8 @@ async function main() {
     date: new Date().toISOString(),
     machine: host,
     dataset: { scale: d.scale, traces: d.traces, spans: d.spans },
+    server_role: args.role,
+    code: gitState(),
     search: searchResults,
     sql: sqlResults,
     targets: { search_api_p99_ms: '<= 200 at 100M spans', sql: 'overhead against the raw query' },

@@ -21,6 +21,12 @@ export class TraceFilter implements TenantTraceFilter {
     readonly fingerprint: string,
     /** Every trace that can match, when the search's text indexes named them (SEARCH_CANDIDATES_MAX at most); else null. */
     readonly candidates: readonly string[] | null,
+    /**
+     * Whether a candidate's place alone decides it (search-candidates.ts): every token of the
+     * search is settled by the text indexes, and no filter is set but the project and the time range.
+     */
+    readonly placeDecides: boolean,
+    readonly projectId: string | undefined,
   ) {}
 
   /**
@@ -60,7 +66,11 @@ export class TraceFilter implements TenantTraceFilter {
       const tokens = searchTokens(q.q);
       c.push((w) => addSearch(w, tokens, q.project_id, narrowing));
     }
-    return new TraceFilter(tenantId, range, c, fingerprintOf(query), narrowing?.candidates ?? null);
+    const placeDecides =
+      narrowing !== null &&
+      searchTokens(q.q ?? '').every((token) => narrowing.settled.has(token)) &&
+      (Object.keys(traceFilterShape) as (keyof TraceFilterQuery)[]).every((k) => PLACE_FILTERS.has(k) || q[k] === undefined);
+    return new TraceFilter(tenantId, range, c, fingerprintOf(query), narrowing?.candidates ?? null, placeDecides, q.project_id);
   }
 
   /**
@@ -76,6 +86,9 @@ export class TraceFilter implements TenantTraceFilter {
   }
 }
 
+
+/** Filters a trace's place in the sorting key (project_id, started_at) answers, besides the search itself. */
+const PLACE_FILTERS: ReadonlySet<keyof TraceFilterQuery> = new Set(['q', 'project_id', 'from', 'to']);
 
 /** Only the filter parameters count: a cursor stays valid when the page size changes. */
 function fingerprintOf(query: TraceFilterQuery): string {

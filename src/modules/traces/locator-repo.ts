@@ -31,13 +31,15 @@ export function traceLocator(sql: Sql) {
     /**
      * Where each of `traceIds` the tenant has lives: its project and started_at, the prefix of the
      * traces sorting key (the others are left out). For a search that names its few candidate
-     * traces: they are ordered here and read from ClickHouse by key, a page at a time.
+     * traces: they are ordered here and read from ClickHouse by key, a page at a time. One index
+     * probe per id (the join): with `= any(ids)` the planner may read the tenant's whole key range
+     * (seen: 2.6 s for 10,000 ids among 10M rows before the table was analyzed).
      */
     async positions(tenantId: string, traceIds: readonly string[]): Promise<TraceKeyPosition[]> {
       if (traceIds.length === 0) return [];
       const rows = await observeStoreCall('postgres', 'traces.positions', () => sql<{ trace_id: string; project_id: string; ms: number }[]>`
-        select trace_id, project_id, round(extract(epoch from started_at) * 1000)::float8 as ms
-        from trace_registry where tenant_id = ${tenantId} and trace_id = any(${traceIds as string[]}::uuid[])`);
+        select r.trace_id, r.project_id, round(extract(epoch from r.started_at) * 1000)::float8 as ms
+        from unnest(${traceIds as string[]}::uuid[]) as x(id) join trace_registry r on r.tenant_id = ${tenantId} and r.trace_id = x.id`);
       return rows.map((r) => ({ id: r.trace_id, projectId: r.project_id, startedAtMs: r.ms }));
     },
 

@@ -102,13 +102,15 @@ export function traceRepository(ch: ClickHouseStore) {
       return rows.map((r) => r.id);
     },
 
-    /** The traces at `keys`, newest first: the rows of a page whose keys are known. */
-    async atKeys(tenantId: string, keys: readonly TraceKeyPosition[]): Promise<StoredTrace[]> {
+    /** The traces at `keys` after `after`, newest first, at most `limit`: the rows of a page whose keys are known. */
+    async atKeys(tenantId: string, keys: readonly TraceKeyPosition[], after: TracePosition | null, limit: number): Promise<StoredTrace[]> {
       if (keys.length === 0) return [];
       const where = atKeys(TenantWhere.forTenant(tenantId), keys);
+      if (after) afterPosition(where, after);
+      const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(
         'traces.at_keys',
-        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC`,
+        `SELECT ${TRACE_SELECT_COLUMNS} FROM traces FINAL WHERE ${where.sql} AND is_deleted = 0 ORDER BY started_at DESC, id DESC LIMIT ${max}`,
         where.params,
         settings('traces.at_keys', tenantId),
       );

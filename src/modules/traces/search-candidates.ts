@@ -59,16 +59,29 @@ export async function candidatesNewestFirst(
   const { fromMs, toMs } = filter.range;
   const afterMs = after ? clickHouseToMillis(after.startedAt) : null;
   const ordered = (await locator.positions(filter.tenantId, filter.candidates ?? []))
-    .filter((p) => (fromMs === null || p.startedAtMs >= fromMs) && (toMs === null || p.startedAtMs <= toMs) && (afterMs === null || p.startedAtMs <= afterMs))
+    .filter(
+      (p) =>
+        (filter.projectId === undefined || p.projectId === filter.projectId) &&
+        (fromMs === null || p.startedAtMs >= fromMs) &&
+        (toMs === null || p.startedAtMs <= toMs) &&
+        (afterMs === null || p.startedAtMs <= afterMs),
+    )
     .sort((a, b) => b.startedAtMs - a.startedAtMs);
+  const rows: StoredTrace[] = [];
   const page: TraceKeyPosition[] = [];
-  for (let from = 0, size = want * 2; from < ordered.length && page.length < want; size *= 4) {
+  // Where the place decides, the rows are read straight away: only a deleted trace, or one not
+  // yet stored, is missing from a batch. Otherwise the keys the filter keeps come first.
+  for (let from = 0, size = filter.placeDecides ? want : want * 2; from < ordered.length && rows.length + page.length < want; size *= 4) {
     let to = Math.min(from + size, ordered.length);
     while (to < ordered.length && ordered[to]!.startedAtMs === ordered[to - 1]!.startedAtMs) to++;
     const batch = ordered.slice(from, to);
-    const kept = new Set(await repo.keysMatching(filter, batch, after, want - page.length));
-    page.push(...batch.filter((p) => kept.has(p.id)));
+    const missing = want - rows.length - page.length;
+    if (filter.placeDecides) rows.push(...(await repo.atKeys(filter.tenantId, batch, after, missing)));
+    else {
+      const kept = new Set(await repo.keysMatching(filter, batch, after, missing));
+      page.push(...batch.filter((p) => kept.has(p.id)));
+    }
     from = to;
   }
-  return repo.atKeys(filter.tenantId, page);
+  return filter.placeDecides ? rows : repo.atKeys(filter.tenantId, page, null, want);
 }
