@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TraceFilter } from '../../src/modules/traces/filters.js';
 import { traceRepository } from '../../src/modules/traces/repo.js';
-import { traceLocator } from '../../src/modules/traces/locator-repo.js';
-import { candidatesNewestFirst, narrowedBySearch, type SearchCaps } from '../../src/modules/traces/search-candidates.js';
 import { readNewestFirst } from '../../src/modules/traces/time-slices.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
@@ -132,27 +130,6 @@ describe('GET /v1/traces?q= full-text search', () => {
     for (const query of queries) expect(await plain(t, query), JSON.stringify(query)).toEqual(await search(t, query));
     expect(await plain(other, { q: 'zebrafield' })).toEqual([elsewhere.id]);
     expect(await plain(t, { q: 'elsewhere' })).toEqual([]);
-  });
-
-  it('with several tokens, lists the rare ones first and checks the common ones on their candidates only', async () => {
-    const repo = traceRepository(ctx.stores.ch);
-    const locator = traceLocator(ctx.stores.sql);
-    const listed = async (query: { q: string }, caps?: SearchCaps) => {
-      const filter = await narrowedBySearch(repo, t.tenantId, query, caps);
-      const rows = filter.candidates
-        ? await candidatesNewestFirst(repo, locator, filter, null, 1000)
-        : await readNewestFirst(filter.range, null, 1000, Date.now(), (slice, want) => repo.listSlice(filter, slice, want));
-      return { ids: rows.map((r) => r.id), candidates: filter.candidates?.length ?? null, placeDecides: filter.placeDecides };
-    };
-    // `plain` is in all 9 traces, `alphaword` in one, `question` in all.
-    const small = { first: 2, max: 100 };
-    expect(await listed({ q: 'plain alphaword' }, small)).toEqual({ ids: [ids.split], candidates: 1, placeDecides: false });
-    expect(await listed({ q: 'plain alphaword' })).toEqual({ ids: [ids.split], candidates: 1, placeDecides: true });
-    // Every token past the first cap: listed again up to the largest, then both settled.
-    expect(await listed({ q: 'plain question' }, small)).toEqual({ ids: await search(t, { q: 'plain question' }), candidates: 9, placeDecides: true });
-    // Every token past the largest cap too: the plain filter.
-    expect(await listed({ q: 'plain question' }, { first: 2, max: 3 })).toEqual({ ids: await search(t, { q: 'plain question' }), candidates: null, placeDecides: false });
-    expect(await listed({ q: 'plain gammaword' }, small)).toEqual({ ids: [], candidates: 0, placeDecides: false });
   });
 
   it('reads the text index of traces', async () => {

@@ -2,54 +2,32 @@ import { TraceFilter } from './filters.js';
 import type { TraceKeyPosition, TraceLocator } from './locator-repo.js';
 import type { TraceRepository } from './repo.js';
 import type { TraceFilterQuery } from './schemas.js';
-import { SEARCH_CANDIDATES_MAX, SEARCH_FIRST_CAP, searchTokens } from './search.js';
+import { SEARCH_CANDIDATES_MAX, searchTokens } from './search.js';
 import type { StoredTrace } from './stored.js';
 import { clickHouseToMillis } from './time-slices.js';
 import type { TracePosition } from './types.js';
 
 /**
- * How many trace ids a token's lookup may list: `first` when the search has several tokens (one
- * rare token names the candidates, and the others are then checked on those alone instead of being
- * listed up to `max`); `max` otherwise, or when every token passed `first`.
- */
-export interface SearchCaps {
-  first: number;
-  max: number;
-}
-
-export const SEARCH_CAPS: SearchCaps = { first: SEARCH_FIRST_CAP, max: SEARCH_CANDIDATES_MAX };
-
-/**
  * The filter of a listing or export, narrowed by its search's rarer tokens. A token held by at most
- * the lookup's cap of traces (in their rows or spans, per the text indexes) names every trace that
+ * SEARCH_CANDIDATES_MAX traces (in their rows or spans, per the text indexes) names every trace that
  * can match: the intersection of such tokens' traces is all the listing has to look at, and those
  * tokens are settled (the index found them in each candidate; a token found only in a superseded
  * version of a row counts until the versions merge: docs/api-decisions.md). The more common tokens
- * are checked on the candidates only. When every token is more common than SEARCH_CANDIDATES_MAX,
- * the filter is the plain one: the newest traces match so often that reading them newest first
- * finds a page soon.
+ * are checked on the candidates only. When every token is more common than that, the filter is the
+ * plain one: the newest traces match so often that reading them newest first finds a page soon.
  */
-export async function narrowedBySearch(
-  repo: Pick<TraceRepository, 'searchCandidates'>,
-  tenantId: string,
-  query: TraceFilterQuery,
-  caps: SearchCaps = SEARCH_CAPS,
-): Promise<TraceFilter> {
+export async function narrowedBySearch(repo: Pick<TraceRepository, 'searchCandidates'>, tenantId: string, query: TraceFilterQuery): Promise<TraceFilter> {
   // Also validates the rest of the query before any store is asked.
   const plain = TraceFilter.fromQuery(tenantId, query);
   const tokens = query.q === undefined ? [] : searchTokens(query.q);
   if (tokens.length === 0) return plain;
-  const lookUp = (cap: number) => Promise.all(tokens.map((token) => repo.searchCandidates(tenantId, query.project_id, token, cap)));
-  const within = (cap: number) => (ids: { traces: string[]; spans: string[] }) => ids.traces.length <= cap && ids.spans.length <= cap;
-  let cap = tokens.length > 1 ? caps.first : caps.max;
-  let found = await lookUp(cap);
-  if (cap < caps.max && !found.some(within(cap))) found = await lookUp((cap = caps.max));
+  const found = await Promise.all(tokens.map((token) => repo.searchCandidates(tenantId, query.project_id, token, SEARCH_CANDIDATES_MAX)));
   const settled = new Set<string>();
   const sets: Set<string>[] = [];
-  found.forEach((ids, i) => {
-    if (!within(cap)(ids)) return;
+  found.forEach(({ traces, spans }, i) => {
+    if (traces.length > SEARCH_CANDIDATES_MAX || spans.length > SEARCH_CANDIDATES_MAX) return;
     settled.add(tokens[i]!);
-    sets.push(new Set([...ids.traces, ...ids.spans]));
+    sets.push(new Set([...traces, ...spans]));
   });
   if (sets.length === 0) return plain;
   const [first, ...others] = sets.sort((a, b) => a.size - b.size);

@@ -16,12 +16,6 @@ export function searchTokens(q: string): string[] {
 export const SEARCH_CANDIDATES_MAX = 10_000;
 
 /**
- * The first, smaller cap of a search of several tokens (search-candidates.ts). Measured on 100M
- * spans: listing a token's ids costs 50–80 ms up to 1,000 and 300–360 ms for a word in 9,911 traces.
- */
-export const SEARCH_FIRST_CAP = 1_000;
-
-/**
  * What the text indexes told about a search before the listing reads traces: `candidates` holds
  * every trace that can match, and the tokens in `settled` need no other check on them (each was
  * found, by the index, in the trace's row or one of its spans).
