@@ -126,7 +126,9 @@ describe('postgres.js', () => {
     const sql = pg(proxy.port, { connection: { application_name: name } });
     const admin = pg(Number(new URL(process.env.DATABASE_URL!).port || 5432));
     const pending = rejection(sql`select pg_sleep(10)`);
-    const running = () => admin`select pid from pg_stat_activity where application_name = ${name} and state = 'active'`;
+    // The sleep itself: postgres.js first reads the array types on a new connection, and a cut
+    // during that read makes it reconnect (ECONNREFUSED from the closed proxy) instead.
+    const running = () => admin`select pid from pg_stat_activity where application_name = ${name} and state = 'active' and query like 'select pg_sleep%'`;
     while ((await running()).length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     await proxy.cut();
     const err = await pending;
