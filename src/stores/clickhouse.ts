@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { pooledChdbClient } from './chdb-pool.js';
+import { answerThroughFile } from './clickhouse-outfile.js';
+import { ownBytes, type ReleasableBytes } from './reused-buffer.js';
 import type { Config } from '../config.js';
 import { observeStoreCall } from '../platform/metrics.js';
 import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat, type TextFormat } from './clickhouse-stream.js';
@@ -35,6 +37,12 @@ export interface ClickHouseStore {
   text(name: string, query: string, format: TextFormat): Promise<string>;
   insert(table: string, values: readonly object[], columns?: readonly string[]): Promise<void>;
   command(name: string, query: string, params?: Record<string, unknown>): Promise<void>;
+  /**
+   * A SELECT's whole answer as `format` bytes from the primary, for answers parsed in place (the
+   * trace detail's RowBinary). Embedded, the engine writes it to a file read into a buffer reused
+   * from query to query (clickhouse-outfile.ts); call `release` once the bytes are read.
+   */
+  rawFromPrimary(name: string, select: string, format: 'RowBinary', params: Record<string, unknown>, settings?: ClickHouseSettings): Promise<ReleasableBytes>;
   /** A SELECT's result as formatted bytes from the read URL, pulled chunk by chunk (constant memory for any result size). */
   stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
   close(): Promise<void>;
@@ -131,6 +139,19 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
         client.command({ query, query_params: params, clickhouse_settings: { log_comment: name } }),
       );
     },
+    rawFromPrimary: (name, select, format, params, settings = {}) =>
+      observeStoreCall('clickhouse', name, async () => {
+        const run = async (query: string) => {
+          const { stream } = await client.exec({ query, query_params: params, clickhouse_settings: settings });
+          return (await stream.toArray()) as Buffer[];
+        };
+        if (embedded) {
+          const throughFile = await answerThroughFile((file) => run(`${select} INTO OUTFILE ${file} FORMAT ${format}`)).catch(() => undefined);
+          if (throughFile) return throughFile;
+        }
+        const parts = await run(`${select} FORMAT ${format}`);
+        return ownBytes(parts.length === 1 ? parts[0]! : Buffer.concat(parts)); // the embedded engine answers in one part: no copy
+      }),
     stream: (query, params, format) => streamer.stream(query, params, format),
     async close() {
       await streamer.close();

@@ -3,13 +3,14 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceRepository } from '../../src/modules/traces/repo.js';
-import { rowBinaryThroughFile, SPAN_JSON_SELECT_COLUMNS, spansJson } from '../../src/modules/traces/span-json.js';
+import { SPAN_JSON_SELECT_COLUMNS, spansJson } from '../../src/modules/traces/span-json.js';
+import { answerThroughFile } from '../../src/stores/clickhouse-outfile.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext } from '../helpers/app.js';
 import { ingestTraces } from '../helpers/trace-api.js';
 
 /**
- * The spans of GET /v1/traces/{id} read through a file (rowBinaryThroughFile): the embedded engine
+ * The spans of GET /v1/traces/{id} read through a file (answerThroughFile): the embedded engine
  * writes its RowBinary answer to a file that is read into a buffer reused from request to request,
  * instead of chDB copying each answer into a new Buffer (which cost a full GC per request).
  */
@@ -19,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => ctx?.close());
 
-/** The path inside the SQL string literal rowBinaryThroughFile hands to `write`. */
+/** The path inside the SQL string literal answerThroughFile hands to `write`. */
 const pathOf = (literal: string): string => {
   expect(literal).toMatch(/^'[A-Za-z0-9_./-]+\.bin'$/);
   return literal.slice(1, -1);
@@ -78,7 +79,7 @@ describe('RowBinary through a file', () => {
     none.release();
     // The engine's files are gone once read, with their directory.
     let directory = '';
-    await rowBinaryThroughFile(async (literal) => {
+    await answerThroughFile(async (literal) => {
       directory = path.dirname(pathOf(literal));
       writeFileSync(pathOf(literal), '');
     });
@@ -90,18 +91,18 @@ describe('RowBinary through a file', () => {
     // Answers above Buffer's small-allocation pool, so that each buffer has an ArrayBuffer of its own.
     const answer = (c: string) => Buffer.alloc(Buffer.poolSize * 2, c);
     const a = writing(answer('a'));
-    const first = await rowBinaryThroughFile(a.write);
+    const first = await answerThroughFile(a.write);
     expect(first.data.equals(answer('a'))).toBe(true);
     expect(existsSync(a.seen[0]!)).toBe(false);
     const b = writing(answer('b'));
-    const held = await rowBinaryThroughFile(b.write); // first not released: its bytes must stay
+    const held = await answerThroughFile(b.write); // first not released: its bytes must stay
     expect(held.data.buffer).not.toBe(first.data.buffer);
     expect(first.data.equals(answer('a'))).toBe(true);
     expect(held.data.equals(answer('b'))).toBe(true);
     first.release();
     held.release();
     const c = writing(Buffer.from('c'.repeat(Buffer.poolSize)));
-    const third = await rowBinaryThroughFile(c.write);
+    const third = await answerThroughFile(c.write);
     expect([first.data.buffer, held.data.buffer]).toContain(third.data.buffer);
     expect(third.data.toString()).toBe('c'.repeat(Buffer.poolSize)); // only what this answer wrote
     expect(new Set([...a.seen, ...b.seen, ...c.seen]).size).toBe(3); // a file of its own per answer
@@ -111,7 +112,7 @@ describe('RowBinary through a file', () => {
   it('rejects when the file cannot be written, and removes what was written of it', async () => {
     let file = '';
     await expect(
-      rowBinaryThroughFile(async (literal) => {
+      answerThroughFile(async (literal) => {
         file = pathOf(literal);
         writeFileSync(file, 'part of an answer');
         throw new Error('disk full');
@@ -126,7 +127,7 @@ describe('RowBinary through a file', () => {
       directories.push(path.dirname(pathOf(literal)));
       writeFileSync(pathOf(literal), 'x');
     };
-    const [one, two] = await Promise.all([rowBinaryThroughFile(write), rowBinaryThroughFile(write)]);
+    const [one, two] = await Promise.all([answerThroughFile(write), answerThroughFile(write)]);
     expect(new Set(directories).size).toBe(2);
     for (const directory of directories) expect(existsSync(directory)).toBe(false);
     expect([one.data.toString(), two.data.toString()]).toEqual(['x', 'x']);

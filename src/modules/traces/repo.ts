@@ -5,10 +5,10 @@ import { JSON_NUMBERS } from '../../stores/clickhouse.js';
 import { SPAN_SELECT_COLUMNS, SPAN_SUMMARY_SELECT_COLUMNS, TRACE_SELECT_COLUMNS, type StoredSpan, type StoredSpanSummary, type StoredTrace } from './stored.js';
 import { afterPosition, type Slice } from './time-slices.js';
 import type { TracePosition } from './types.js';
-import { rowBinaryOf, rowBinaryThroughFile, SPAN_JSON_SELECT_COLUMNS, type RowBinary, type SpansKind } from './span-json.js';
+import { SPAN_JSON_SELECT_COLUMNS, type SpansKind } from './span-json.js';
+import type { ReleasableBytes } from '../../stores/reused-buffer.js';
 import type { TraceKeyPosition } from './locator-repo.js';
 import { millisToClickHouse } from '../../platform/time.js';
-import { observeStoreCall } from '../../platform/metrics.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
 
@@ -235,26 +235,13 @@ export function traceRepository(ch: ClickHouseStore) {
     /**
      * `spans` as RowBinary of SPAN_JSON_SELECT_COLUMNS, for span-json.ts to make the text of the
      * detail's or the tree's spans of; release it once read. From the primary: the store answers
-     * raw formats only there. Embedded, the engine writes the answer to a file read into a reused
-     * buffer (rowBinaryThroughFile: a new Buffer per answer cost a full garbage collection per
-     * request); should that fail, and over HTTP, the answer comes directly.
+     * raw formats only there.
      */
-    async spansRowBinaryFromPrimary(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<RowBinary> {
+    spansRowBinaryFromPrimary(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<ReleasableBytes> {
       const where = spansOf(tenantId, projectId, traceId);
       const name = kind === 'detail' ? 'traces.spans_json' : 'traces.span_tree_json';
       const select = `SELECT ${SPAN_JSON_SELECT_COLUMNS[kind]} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`;
-      const run = async (query: string) => {
-        const { stream } = await ch.client.exec({ query, query_params: where.params, clickhouse_settings: queryTag(name, tenantId) });
-        return (await stream.toArray()) as Buffer[];
-      };
-      return observeStoreCall('clickhouse', name, async () => {
-        if (ch.embedded) {
-          const throughFile = await rowBinaryThroughFile((file) => run(`${select} INTO OUTFILE ${file} FORMAT RowBinary`)).catch(() => undefined);
-          if (throughFile) return throughFile;
-        }
-        const parts = await run(`${select} FORMAT RowBinary`);
-        return rowBinaryOf(parts.length === 1 ? parts[0]! : Buffer.concat(parts)); // the embedded engine answers in one part: no copy
-      });
+      return ch.rawFromPrimary(name, select, 'RowBinary', where.params, queryTag(name, tenantId));
     },
 
     /** One span of a trace: a point read on the whole spans sorting key. */

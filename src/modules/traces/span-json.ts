@@ -1,8 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { statfsSync } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { SpareBuffer } from '../../stores/reused-buffer.js';
 import { metadataJson } from './detail-json.js';
 
 /**
@@ -315,100 +312,8 @@ export interface SpansText {
   release(): void;
 }
 
-/**
- * One buffer given back for the next trace, of each kind: spansJson's text, and the RowBinary it
- * is made from when read from a file (rowBinaryThroughFile). The text of 10,000 spans is about
- * 16 MB, its RowBinary 14 MB; allocated per request, such buffers (outside the V8 heap, but counted
- * by it) made V8 run a full garbage collection every request or every other.
- */
-class Spare {
-  private buffer: Buffer | undefined;
-
-  take(bytes: number): Buffer {
-    const reused = this.buffer && this.buffer.length >= bytes ? this.buffer : undefined;
-    if (reused) this.buffer = undefined;
-    return reused ?? Buffer.allocUnsafe(bytes);
-  }
-
-  giveBack(buffer: Buffer): void {
-    if (buffer.length <= SPARE_MAX_BYTES && (!this.buffer || this.buffer.length < buffer.length)) this.buffer = buffer;
-  }
-}
-
-const SPARE_MAX_BYTES = 64 * 1024 * 1024;
-const textSpare = new Spare();
-const rowBinarySpare = new Spare();
-
-/** A RowBinary answer for spansJson, and what to call once it is read: its buffer may be reused after. */
-export interface RowBinary {
-  data: Buffer;
-  release(): void;
-}
-
-/** A RowBinary answer in a buffer of its own (nothing to give back). */
-export const rowBinaryOf = (data: Buffer): RowBinary => ({ data, release: () => {} });
-
-/**
- * A RowBinary answer that `write` has the embedded engine write to a file (SELECT … INTO OUTFILE),
- * read into a buffer that is reused from trace to trace. Answered directly, chDB copies every
- * answer into a new Buffer: 14 MB for a trace of 10,000 spans, and V8 ran a full garbage collection
- * (mark-compact, tens of milliseconds of marking on a server's heap) for nearly every such
- * Buffer. Through a file (in /dev/shm, memory, where it has room) no buffer is made per request.
- *
- * The file is in a directory made for it alone (mkdtemp: only this user may enter it), removed
- * with it once read or when writing failed; its name needs no escaping in a string literal and has
- * no extension that would make ClickHouse compress it. Throws when the file cannot be written or
- * read (the disk is full): the caller then reads the answer directly.
- */
-export async function rowBinaryThroughFile(write: (sqlStringLiteral: string) => Promise<unknown>): Promise<RowBinary> {
-  const directory = await mkdtemp(path.join((answersBase ??= roomyShm() ? '/dev/shm' : tmpdir()), 'looptrace-spans-'));
-  try {
-    const file = path.join(directory, 'answer.bin');
-    if (!SAFE_PATH.test(file)) throw new Error(`${file}: not a path to write into SQL`);
-    await write(`'${file}'`);
-    const handle = await open(file, 'r');
-    try {
-      const { size } = await handle.stat();
-      const data = rowBinarySpare.take(size);
-      for (let at = 0; at < size; ) {
-        const { bytesRead } = await handle.read(data, at, size - at, at);
-        if (bytesRead === 0) throw new Error(`${file}: shorter than its size`);
-        at += bytesRead;
-      }
-      let released = false;
-      return {
-        data: data.subarray(0, size),
-        release: () => {
-          if (!released) rowBinarySpare.giveBack(data);
-          released = true;
-        },
-      };
-    } finally {
-      await handle.close();
-    }
-  } finally {
-    await rm(directory, { recursive: true, force: true });
-  }
-}
-
-/** Where rowBinaryThroughFile makes its directories, chosen once. */
-let answersBase: string | undefined;
-const SAFE_PATH = /^[A-Za-z0-9_./-]+$/;
-
-/**
- * Whether /dev/shm (memory) has room to spare: a container's is often 64 MB, which PostgreSQL may
- * need too. Otherwise the files go to the temporary directory, where they live too briefly to
- * reach the disk in the usual case.
- */
-function roomyShm(): boolean {
-  try {
-    const { bavail, bsize } = statfsSync('/dev/shm');
-    return bavail * bsize >= SHM_ROOM_BYTES;
-  } catch {
-    return false;
-  }
-}
-const SHM_ROOM_BYTES = 1024 * 1024 * 1024;
+/** spansJson's text of the last trace, given back for the next (stores/reused-buffer.ts says why). */
+const textSpare = new SpareBuffer();
 
 /**
  * The JSON text of the spans of a RowBinary answer of SPAN_JSON_SELECT_COLUMNS, joined by commas
