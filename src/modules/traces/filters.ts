@@ -62,13 +62,11 @@ export class TraceFilter implements TenantTraceFilter {
     if (q.name !== undefined) c.push((w) => w.and`name = ${bind('String', q.name)}`);
     if (q.session_id !== undefined) c.push((w) => w.and`session_id = ${bind('String', q.session_id)}`);
     if (q.model !== undefined) c.push((w) => w.and`model = ${bind('String', q.model)}`);
-    if (q.q !== undefined) {
-      const tokens = searchTokens(q.q);
-      c.push((w) => addSearch(w, tokens, q.project_id, narrowing));
-    }
+    const tokens = q.q === undefined ? [] : searchTokens(q.q);
+    if (tokens.length > 0) c.push((w) => addSearch(w, tokens, q.project_id, narrowing));
     const placeDecides =
       narrowing !== null &&
-      searchTokens(q.q ?? '').every((token) => narrowing.settled.has(token)) &&
+      tokens.every((token) => narrowing.settled.has(token)) &&
       (Object.keys(traceFilterShape) as (keyof TraceFilterQuery)[]).every((k) => PLACE_FILTERS.has(k) || q[k] === undefined);
     return new TraceFilter(tenantId, range, c, fingerprintOf(query), narrowing?.candidates ?? null, placeDecides, q.project_id);
   }

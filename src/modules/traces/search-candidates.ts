@@ -67,21 +67,30 @@ export async function candidatesNewestFirst(
         (afterMs === null || p.startedAtMs <= afterMs),
     )
     .sort((a, b) => b.startedAtMs - a.startedAtMs);
-  const rows: StoredTrace[] = [];
+  if (filter.placeDecides) {
+    // The registry's order is the answer's: only a deleted trace, or one not yet stored, is missing from a batch.
+    const rows: StoredTrace[] = [];
+    for (const batch of batchesOf(ordered, want)) {
+      if (rows.length >= want) break;
+      rows.push(...(await repo.atKeys(filter.tenantId, batch, after, want - rows.length)));
+    }
+    return rows;
+  }
   const page: TraceKeyPosition[] = [];
-  // Where the place decides, the rows are read straight away: only a deleted trace, or one not
-  // yet stored, is missing from a batch. Otherwise the keys the filter keeps come first.
-  for (let from = 0, size = filter.placeDecides ? want : want * 2; from < ordered.length && rows.length + page.length < want; size *= 4) {
+  for (const batch of batchesOf(ordered, want * 2)) {
+    if (page.length >= want) break;
+    const kept = new Set(await repo.keysMatching(filter, batch, after, want - page.length));
+    page.push(...batch.filter((p) => kept.has(p.id)));
+  }
+  return repo.atKeys(filter.tenantId, page, null, want);
+}
+
+/** `ordered` in batches of `first` positions, then four times more each time, each extended to the end of its millisecond. */
+function* batchesOf(ordered: readonly TraceKeyPosition[], first: number): Generator<TraceKeyPosition[]> {
+  for (let from = 0, size = first; from < ordered.length; size *= 4) {
     let to = Math.min(from + size, ordered.length);
     while (to < ordered.length && ordered[to]!.startedAtMs === ordered[to - 1]!.startedAtMs) to++;
-    const batch = ordered.slice(from, to);
-    const missing = want - rows.length - page.length;
-    if (filter.placeDecides) rows.push(...(await repo.atKeys(filter.tenantId, batch, after, missing)));
-    else {
-      const kept = new Set(await repo.keysMatching(filter, batch, after, missing));
-      page.push(...batch.filter((p) => kept.has(p.id)));
-    }
+    yield ordered.slice(from, to);
     from = to;
   }
-  return filter.placeDecides ? rows : repo.atKeys(filter.tenantId, page, null, want);
 }
