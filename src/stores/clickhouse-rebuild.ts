@@ -13,7 +13,7 @@ import type { ClickHouseStore } from './clickhouse.js';
  * 4. the old table is dropped.
  * Writers that arrive between 1 and 2 (milliseconds) get "table does not exist" and retry as on
  * any store error; writes during 3 land in the new table, where their versions win as always.
- * Reads during 3 see the table filling: a one-time wait of about a minute per 10M traces here.
+ * Reads during 3 see the table filling: a one-time wait, measured at about 170 s for 10M traces here.
  */
 export interface TableRebuild {
   table: string;
