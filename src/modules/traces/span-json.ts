@@ -186,33 +186,15 @@ class JsonText {
   }
 
   /**
-   * bytes[from, to) between quotes, escaped as JSON.stringify escapes their latin1 reading: '"',
-   * '\\' and the controls below 0x20 (\b \f \n \r \t by name, the others as \u00XX); every other
-   * byte as it is. Written byte by byte: no string of the text is made.
+   * bytes[from, to) as JSON.stringify writes their latin1 reading: '"', '\\' and the controls
+   * below 0x20 escaped, every other byte as it is. V8's own escaping, on a one-byte string, is
+   * three to four times the speed of a byte loop here, and most inputs and outputs have a quote
+   * or a newline.
    */
   private escaped(source: Buffer, from: number, to: number): void {
-    this.reserve((to - from) * 6 + 2);
-    const data = this.data;
-    let at = this.length;
-    data[at++] = QUOTE;
-    for (let i = from; i < to; i++) {
-      const byte = source[i]!;
-      const escape = ESCAPES[byte]!;
-      if (escape === 0) data[at++] = byte;
-      else if (escape === 1) {
-        data[at++] = BACKSLASH;
-        data[at++] = 0x75; // u
-        data[at++] = 0x30;
-        data[at++] = 0x30;
-        data[at++] = HEX[byte >> 4]!;
-        data[at++] = HEX[byte & 15]!;
-      } else {
-        data[at++] = BACKSLASH;
-        data[at++] = escape;
-      }
-    }
-    data[at++] = QUOTE;
-    this.length = at;
+    const text = JSON.stringify(source.toString('latin1', from, to));
+    this.reserve(text.length);
+    this.length += this.data.write(text, this.length, 'latin1');
   }
 
   /** As jsonString; an empty String is null. */
@@ -237,18 +219,6 @@ class JsonText {
     this.data = larger;
   }
 }
-
-/**
- * How JSON.stringify writes each byte of a latin1 string: 0 as it is, 1 as \u00XX, else a
- * backslash and this character.
- */
-const ESCAPES = (() => {
-  const table = new Uint8Array(256);
-  for (let byte = 0; byte < 0x20; byte++) table[byte] = 1;
-  for (const [byte, name] of [[0x08, 'b'], [0x09, 't'], [0x0a, 'n'], [0x0c, 'f'], [0x0d, 'r'], [QUOTE, '"'], [BACKSLASH, '\\']] as const) table[byte] = name.charCodeAt(0);
-  return table;
-})();
-const HEX = new Uint8Array(Buffer.from('0123456789abcdef', 'latin1'));
 
 const ascii = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'latin1'));
 
