@@ -16,6 +16,7 @@ import { bodyFactory } from './lib/bodies.js';
 import { BENCH_DATA, gitState, machine, writeResult } from './lib/env.js';
 import { createBenchTenant, startServer } from './lib/looptrace.js';
 import { cpuSecondsOf } from './lib/proc.js';
+import { storeCallTotals, storeCallsPerRequest } from './lib/store-calls.js';
 import { summary } from './lib/stats.js';
 import { SPAN_TYPES } from './lib/synthetic.js';
 
@@ -75,8 +76,10 @@ async function main() {
     // The server's CPU time per request (all its threads, the embedded ClickHouse's too): on a shared
     // machine less sensitive to the others' load than wall time.
     const serverCpuMs: Record<string, number> = {};
+    const storeCalls: Record<string, ReturnType<typeof storeCallsPerRequest>> = {};
     for (const [name, q] of Object.entries(variants)) {
       for (let i = 0; i < Number(args.warmup); i += 1) await get(q);
+      const callsBefore = await storeCallTotals(server.url);
       const cpuBefore = cpuSecondsOf(server.pid);
       for (let i = 0; i < REQUESTS; i += 1) {
         const r = await get(q);
@@ -84,6 +87,7 @@ async function main() {
         bytes[name] = r.bytes;
       }
       serverCpuMs[name] = +(((cpuSecondsOf(server.pid) - cpuBefore) * 1000) / REQUESTS).toFixed(1);
+      storeCalls[name] = storeCallsPerRequest(callsBefore, await storeCallTotals(server.url), REQUESTS);
     }
     const result = {
       bench: 'trace-detail',
@@ -96,6 +100,8 @@ async function main() {
       response_bytes: bytes,
       latency: Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summary(v)])),
       server_cpu_ms_per_request: serverCpuMs,
+      // Includes the background jobs' calls in the same time (the embedded engine runs them in the server).
+      store_calls_per_request: storeCalls,
       server_memory: server.memory(),
     };
     console.log(JSON.stringify(result, null, 2));
