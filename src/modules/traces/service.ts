@@ -101,18 +101,26 @@ export class TraceService {
     if (this.repo.readsFromReplica) return byParsing();
     const location = await this.locator.locate(tenantId, id);
     if (!location) throw notFound('trace');
-    // The trace row is read by the registry's project, so its spans are that project's.
-    const [row, depth, rowBinary] = await Promise.all([
-      this.repo.find(tenantId, id, location),
-      this.controlLoop.depth(tenantId, id),
-      this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id, kind),
-    ]);
-    let spans;
+    const depthRead = settledLater(this.controlLoop.depth(tenantId, id));
+    const rowBinary = await this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id, kind);
+    let rowRead, spans;
     try {
-      if (!row) throw notFound('trace');
+      // The embedded engine runs one parameter-bound query at a time, so the trace row is read after
+      // the spans: in the engine's thread while this one makes their text, once its query has left
+      // this thread (one turn of the event loop).
+      rowRead = settledLater(this.repo.find(tenantId, id, location)); // by the registry's project, so the spans are that project's
+      await new Promise(setImmediate);
       spans = spansJson(rowBinary.data, kind);
     } finally {
       rowBinary.release();
+    }
+    let row, depth;
+    try {
+      [row, depth] = await Promise.all([rowRead, depthRead]);
+      if (!row) throw notFound('trace');
+    } catch (err) {
+      spans?.release();
+      throw err;
     }
     return spans ? { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release } : byParsing();
   }
@@ -232,4 +240,10 @@ function toTracePage(rows: StoredTrace[], limit: number, fingerprint: string): T
     has_more: hasMore,
     next_cursor: hasMore && last ? encodePosition({ startedAt: last.started_at, id: last.id }, fingerprint) : null,
   };
+}
+
+/** The promise, marked as handled: it is awaited later, and a failure before then is not unhandled. */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
 }
