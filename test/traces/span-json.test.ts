@@ -173,10 +173,13 @@ function oneSpanRowBinary(input: Uint8Array, padding: number): Buffer {
   };
   const uint64 = (n: number) => Buffer.from(new BigUint64Array([BigInt(n)]).buffer);
   const float64 = (n: number) => Buffer.from(new Float64Array([n]).buffer);
+  const uuid = Buffer.alloc(16, 0x11);
+  const notNull = Uint8Array.of(0);
+  const isNull = Uint8Array.of(1);
   const row = Buffer.concat([
-    string('{"id":"x","name":'), string('n'), string('llm'), string('null'), string(input), string('out'), string('m'),
-    uint64(1), float64(0.5), string(''), uint64(2), uint64(3), string('{}'), string(',"start_time":"s","otel_trace_id":'),
-    string(''), string(''), string('null'), string(''),
+    uuid, uint64(1_700_000_000_000), uuid, uuid, string('n'), string('llm'), isNull, string(input), string('out'), string('m'),
+    uint64(1), float64(0.5), notNull, string(''), uint64(2), uint64(3), string('{}'), uint64(1_700_000_000_000_000_000), uint64(1_700_000_000_000_000_000),
+    string(''), string(''), string(''),
   ]);
   // Shifted by `padding` bytes in its ArrayBuffer: the scan reads four bytes at a time where aligned.
   return Buffer.concat([Buffer.alloc(padding), row]).subarray(padding);

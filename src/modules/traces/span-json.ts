@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { SpareBuffer } from '../../stores/reused-buffer.js';
 import { metadataJson } from './detail-json.js';
+import { RowBinaryReader } from './row-binary.js';
 
 /**
  * The spans of GET /v1/traces/{id} as JSON text made straight from ClickHouse's RowBinary answer,
@@ -13,14 +14,14 @@ import { metadataJson } from './detail-json.js';
  * character, so the only bytes JSON.stringify escapes
  * are the ASCII '"', '\' and controls: a string without them is copied as it is, between quotes;
  * one with them is read one byte per character (latin1), which maps those bytes to themselves and
- * passes every other byte through JSON.stringify unchanged. Numbers arrive as binary and are
- * written by JavaScript, as toSpan's Number() and JSON.stringify write them. What this text cannot
+ * passes every other byte through JSON.stringify unchanged. Numbers, ids and times arrive as binary
+ * and are written by JavaScript, as toSpan's Number(), toString and clickHouseToIso and
+ * JSON.stringify write them: ClickHouse formatting them as text (concat, toString) had cost a third
+ * of the query. What this text cannot
  * reproduce (a string that is not valid UTF-8, which the JSON path decodes to U+FFFD; an integer
- * beyond 2^53; a cost that is not finite) makes spansJson return undefined, and the trace is
+ * beyond 2^53; a cost that is not finite; a time before 1970) makes spansJson return undefined, and the trace is
  * answered by the JSON path instead.
  */
-
-const iso = (column: string) => `concat(substring(toString(${column}), 1, 10), 'T', substring(toString(${column}), 12, 12), 'Z')`;
 
 /**
  * Which text spansJson makes: the detail's spans (GET /v1/traces/{id}), or the tree's (GET
@@ -28,85 +29,35 @@ const iso = (column: string) => `concat(substring(toString(${column}), 1, 10), '
  */
 export type SpansKind = 'detail' | 'tree';
 
-/**
- * The columns spansJson reads, in its order. ClickHouse writes the fields of fixed formats, which
- * need no escaping, as JSON text (the ids and dates with their keys; dates as clickHouseToIso
- * formats them: milliseconds, truncated); the others come as values.
- */
+/** The columns spansJson reads, in its order: the Span schema's, as stored. */
 const spanColumns = (kind: SpansKind) =>
   [
-    `concat('{"id":"', toString(span_id), '","created_at":"', ${iso('created_at')}, '","tenant_id":"', toString(tenant_id), '","trace_id":"', toString(trace_id), '","name":')`,
+    'span_id',
+    'created_at',
+    'tenant_id',
+    'trace_id',
     'name',
-    'toString(type)',
-    `ifNull(concat('"', toString(parent_span_id), '"'), 'null')`,
+    'type',
+    'parent_span_id',
     ...(kind === 'detail' ? ['input', 'output'] : []),
-    'toString(model)',
+    'model',
     'latency_ms',
     'cost',
-    "ifNull(error, '')",
+    'error',
     'prompt_tokens',
     'completion_tokens',
     ...(kind === 'detail' ? ['metadata'] : []),
-    `concat(',"start_time":"', ${iso('start_time')}, '","end_time":"', ${iso('end_time')}, '","otel_trace_id":')`,
+    'start_time',
+    'end_time',
     'otel_trace_id',
     'otel_span_id',
-    // toSpan's otelParentOf: the parent's OTel span id is the last 16 hex digits of its UUID.
-    `if(otel_span_id != '' AND parent_span_id IS NOT NULL, concat('"', substring(replaceAll(ifNull(toString(parent_span_id), ''), '-', ''), 17), '"'), 'null')`,
-    'toString(failure_type)',
+    'failure_type',
     ...(kind === 'tree' ? ['lengthUTF8(input)', 'lengthUTF8(output)'] : []),
   ].join(', ');
 
 export const SPAN_JSON_SELECT_COLUMNS: Record<SpansKind, string> = { detail: spanColumns('detail'), tree: spanColumns('tree') };
 
 class CannotReproduce extends Error {}
-
-/** RowBinary values: Strings as a LEB128 length and their bytes, numbers little-endian. */
-class RowBinaryReader {
-  private at = 0;
-  /** Where the last String read starts and ends in `data`. */
-  from = 0;
-  to = 0;
-  /** `data`'s whole ArrayBuffer as 32-bit words, for scan. */
-  readonly words: Int32Array;
-  constructor(readonly data: Buffer) {
-    this.words = new Int32Array(data.buffer, 0, data.buffer.byteLength >> 2);
-  }
-
-  get done(): boolean {
-    return this.at >= this.data.length;
-  }
-
-  /** Passes over a String, leaving its bounds in `from` and `to`. */
-  string(): this {
-    let length = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = this.data[this.at++];
-      if (byte === undefined) throw new RangeError('RowBinary: truncated length');
-      length += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) break;
-    }
-    this.from = this.at;
-    this.to = this.at += length;
-    if (this.to > this.data.length) throw new RangeError('RowBinary: truncated String');
-    return this;
-  }
-
-  /** A UInt64 toSpan's Number() would keep exactly. */
-  uint64(): number {
-    const low = this.data.readUInt32LE(this.at);
-    const high = this.data.readUInt32LE(this.at + 4);
-    this.at += 8;
-    if (high > 0x1fffff) throw new CannotReproduce();
-    return high * 0x1_0000_0000 + low;
-  }
-
-  float64(): number {
-    const value = this.data.readDoubleLE(this.at);
-    this.at += 8;
-    return value;
-  }
-
-}
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -119,6 +70,9 @@ const SHORT_COPY = 48;
  */
 class JsonText {
   private length = 0;
+  /** The day of the last `iso` and its text (2026-01-02T): a trace's spans share their day. */
+  private isoDay = Number.NaN;
+  private isoDate: Uint8Array = new Uint8Array(0);
   constructor(private data: Buffer) {}
 
   /** Text of one byte per character (ASCII, or UTF-8 bytes read as latin1). */
@@ -139,8 +93,9 @@ class JsonText {
     this.length = at;
   }
 
-  /** A non-negative integer below 2^53, as Number#toString writes it. */
+  /** A non-negative integer below 2^53, as Number#toString writes it; toSpan's Number() would round a larger one. */
   integer(value: number): void {
+    if (!Number.isSafeInteger(value) || value < 0) throw new CannotReproduce();
     let digits = 1;
     for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
     this.reserve(digits);
@@ -151,6 +106,89 @@ class JsonText {
       rest = Math.floor(rest / 10);
     }
     this.length += digits;
+  }
+
+  /**
+   * The UUID whose RowBinary starts at `at`, as ClickHouse's toString writes it: the first eight
+   * bytes hold the first 16 hex digits in reverse order, the last eight the others.
+   */
+  uuid(source: Buffer, at: number): void {
+    this.reserve(36);
+    const data = this.data;
+    let to = this.length;
+    for (let pair = 0; pair < 16; pair++) {
+      const byte = source[at + UUID_BYTE_ORDER[pair]!]!;
+      data[to++] = HEX[byte >> 4]!;
+      data[to++] = HEX[byte & 15]!;
+      if (pair === 3 || pair === 5 || pair === 7 || pair === 9) data[to++] = 0x2d; // '-'
+    }
+    this.length = to;
+  }
+
+  /** As uuid, for a UUID most rows share (the tenant's, the trace's): its text is made once. */
+  sharedUuid(source: Buffer, at: number, last: LastUuid): void {
+    const raw = last.raw;
+    let same = last.text.length > 0;
+    for (let i = 0; same && i < 16; i++) same = raw[i] === source[at + i];
+    if (!same) {
+      const start = this.length;
+      this.uuid(source, at);
+      raw.set(source.subarray(at, at + 16));
+      last.text = this.data.slice(start, this.length);
+      return;
+    }
+    this.bytes(last.text);
+  }
+
+  /** The last 16 hex digits of the UUID at `at`, without dashes: toSpan's OTel id of a parent span. */
+  uuidLowHex(source: Buffer, at: number): void {
+    this.reserve(16);
+    const data = this.data;
+    let to = this.length;
+    for (let pair = 8; pair < 16; pair++) {
+      const byte = source[at + UUID_BYTE_ORDER[pair]!]!;
+      data[to++] = HEX[byte >> 4]!;
+      data[to++] = HEX[byte & 15]!;
+    }
+    this.length = to;
+  }
+
+  /**
+   * Milliseconds since 1970 as clickHouseToIso writes them: 2026-01-02T03:04:05.678Z. The date is
+   * made by Date once per day; the time of day by arithmetic, without a string.
+   */
+  iso(millis: number): void {
+    if (millis < 0) throw new CannotReproduce();
+    const day = Math.floor(millis / MS_PER_DAY);
+    if (day !== this.isoDay) {
+      this.isoDay = day;
+      this.isoDate = ascii(new Date(day * MS_PER_DAY).toISOString().slice(0, 11));
+    }
+    this.bytes(this.isoDate);
+    this.reserve(13);
+    let rest = millis - day * MS_PER_DAY;
+    const hours = Math.floor(rest / 3_600_000);
+    rest -= hours * 3_600_000;
+    const minutes = Math.floor(rest / 60_000);
+    rest -= minutes * 60_000;
+    const seconds = Math.floor(rest / 1000);
+    rest -= seconds * 1000;
+    const data = this.data;
+    let at = this.length;
+    data[at++] = 0x30 + Math.floor(hours / 10);
+    data[at++] = 0x30 + (hours % 10);
+    data[at++] = 0x3a; // ':'
+    data[at++] = 0x30 + Math.floor(minutes / 10);
+    data[at++] = 0x30 + (minutes % 10);
+    data[at++] = 0x3a;
+    data[at++] = 0x30 + Math.floor(seconds / 10);
+    data[at++] = 0x30 + (seconds % 10);
+    data[at++] = 0x2e; // '.'
+    data[at++] = 0x30 + Math.floor(rest / 100);
+    data[at++] = 0x30 + (Math.floor(rest / 10) % 10);
+    data[at++] = 0x30 + (rest % 10);
+    data[at++] = 0x5a; // 'Z'
+    this.length = at;
   }
 
   /** The String just read, as it is. */
@@ -221,10 +259,35 @@ class JsonText {
 }
 
 const ascii = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'latin1'));
+const HEX = ascii('0123456789abcdef');
+
+/** A UUID's bytes and their text, kept by sharedUuid. */
+interface LastUuid {
+  raw: Uint8Array;
+  text: Uint8Array;
+}
+const noUuidYet = (): LastUuid => ({ raw: new Uint8Array(16), text: new Uint8Array(0) });
+/** The ids all spans of a trace have. */
+interface SharedIds {
+  tenant: LastUuid;
+  trace: LastUuid;
+}
+const MS_PER_DAY = 86_400_000;
+/** Which byte of a RowBinary UUID holds each pair of its hex digits. */
+const UUID_BYTE_ORDER = [7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8];
 
 /** The constant pieces of a span's text, as bytes. */
 const K = {
   comma: ascii(','),
+  id: ascii('{"id":"'),
+  createdAt: ascii('","created_at":"'),
+  tenant: ascii('","tenant_id":"'),
+  trace: ascii('","trace_id":"'),
+  name: ascii('","name":'),
+  quote: ascii('"'),
+  startTime: ascii(',"start_time":"'),
+  endTime: ascii('","end_time":"'),
+  otelTrace: ascii('","otel_trace_id":'),
   type: ascii(',"type":'),
   parent: ascii(',"parent_span_id":'),
   input: ascii(',"input":'),
@@ -295,8 +358,9 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
   // About the answer's size: the keys take about what the RowBinary lengths, numbers and checks do.
   const text = new JsonText(textSpare.take(Math.ceil(rowBinary.length * 1.25) + 1024));
   const metadata = new Map<string, string>();
+  const shared: SharedIds = { tenant: noUuidYet(), trace: noUuidYet() };
   try {
-    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined);
+    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined, shared);
   } catch (err) {
     textSpare.giveBack(text.storage);
     if (err instanceof CannotReproduce) return undefined;
@@ -313,14 +377,29 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
 }
 
 /** One span, with the Span schema's keys in its order; without `metadata`, a tree's span (SpanSummary). */
-function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined): void {
+function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined, shared: SharedIds): void {
   if (!first) text.bytes(K.comma);
-  text.copy(rows.string()); // {"id":…,"name":
+  const { data } = rows;
+  text.bytes(K.id);
+  text.uuid(data, rows.uuid());
+  text.bytes(K.createdAt);
+  text.iso(rows.millis());
+  text.bytes(K.tenant);
+  text.sharedUuid(data, rows.uuid(), shared.tenant);
+  text.bytes(K.trace);
+  text.sharedUuid(data, rows.uuid(), shared.trace);
+  text.bytes(K.name);
   text.jsonString(rows.string());
   text.bytes(K.type);
   text.jsonString(rows.string());
   text.bytes(K.parent);
-  text.copy(rows.string());
+  const parent = rows.isNull() ? -1 : rows.uuid();
+  if (parent < 0) text.bytes(K.null);
+  else {
+    text.bytes(K.quote);
+    text.uuid(data, parent);
+    text.bytes(K.quote);
+  }
   if (metadata) {
     text.bytes(K.input);
     text.jsonString(rows.string());
@@ -338,7 +417,8 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   if (Number.isSafeInteger(cost) && !Object.is(cost, -0) && cost >= 0) text.integer(cost);
   else text.latin1(JSON.stringify(cost));
   text.bytes(K.error);
-  text.jsonStringOrNull(rows.string());
+  if (rows.isNull()) text.bytes(K.null);
+  else text.jsonStringOrNull(rows.string());
   text.bytes(K.prompt);
   text.integer(rows.uint64());
   text.bytes(K.completion);
@@ -348,12 +428,23 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
     if (isEmptyObject(rows.string())) text.bytes(K.emptyObject);
     else text.latin1(metadataText(rows, metadata));
   }
-  text.copy(rows.string()); // ,"start_time":…,"otel_trace_id":
+  text.bytes(K.startTime);
+  text.iso(rows.millisOfNanos());
+  text.bytes(K.endTime);
+  text.iso(rows.millisOfNanos());
+  text.bytes(K.otelTrace);
   text.jsonString(rows.string());
   text.bytes(K.otelSpan);
-  text.jsonString(rows.string());
+  const otelSpan = rows.string();
+  const isOtel = otelSpan.to > otelSpan.from;
+  text.jsonString(otelSpan);
   text.bytes(K.otelParent);
-  text.copy(rows.string());
+  // toSpan's otelParentOf: an OTel span's parent has the last 16 hex digits of its UUID as OTel id.
+  if (isOtel && parent >= 0) {
+    text.bytes(K.quote);
+    text.uuidLowHex(data, parent);
+    text.bytes(K.quote);
+  } else text.bytes(K.null);
   text.bytes(K.failure);
   text.jsonStringOrNull(rows.string());
   if (!metadata) {
