@@ -4,7 +4,7 @@
  * Latency of GET /v1/traces/{id} for one big trace (default 10,000 spans of bench:ingest's kind:
  * 200–800 character inputs and outputs), through the real server: a fresh tenant ingests the trace
  * through POST /v1/ingest/batch, then the bench fetches it again and again, one request at a time,
- * timing each to the last byte of the body. Then its span tree (GET /v1/traces/{id}/tree, `tree`
+ * timing each to the last byte of the body (and to its first, the headers). Then its span tree (GET /v1/traces/{id}/tree, `tree`
  * in the results) the same way. With each, the server's CPU time per request. To compare two versions of the server under the
  * same machine load, run this bench from each version's tree in turn (before, after, before, …)
  * and compare their p50s as a ratio.
@@ -47,21 +47,22 @@ async function main() {
     const ingest = await fetch(`${server.url}/v1/ingest/batch`, { method: 'POST', headers, body });
     if (ingest.status >= 300) throw new Error(`POST /v1/ingest/batch: ${ingest.status} ${(await ingest.text()).slice(0, 300)}`);
 
-    const get = async (query = ''): Promise<{ ms: number; bytes: number; spans: number }> => {
+    const get = async (query = ''): Promise<{ ms: number; firstByteMs: number; bytes: number; spans: number }> => {
       const start = performance.now();
       const res = await fetch(`${server.url}/v1/traces/${traceId}${query}`, { headers });
+      const firstByteMs = performance.now() - start; // fetch resolves with the headers, sent with the first chunk
       const text = await res.text();
       const ms = performance.now() - start;
       if (res.status !== 200) throw new Error(`GET /v1/traces/${traceId}${query}: ${res.status} ${text.slice(0, 300)}`);
-      return { ms, bytes: Buffer.byteLength(text), spans: (JSON.parse(text) as { spans: unknown[] }).spans.length };
+      return { ms, firstByteMs, bytes: Buffer.byteLength(text), spans: (JSON.parse(text) as { spans: unknown[] }).spans.length };
     };
     // Wait until every span is readable (the ingest acknowledgement may precede the read side).
     const deadline = Date.now() + 60_000;
-    let probe = await get().catch(() => ({ ms: 0, bytes: 0, spans: 0 }));
+    let probe = await get().catch(() => ({ ms: 0, firstByteMs: 0, bytes: 0, spans: 0 }));
     while (probe.spans < SPANS) {
       if (Date.now() > deadline) throw new Error(`only ${probe.spans} of ${SPANS} spans readable after 60 s`);
       await new Promise((r) => setTimeout(r, 200));
-      probe = await get().catch(() => ({ ms: 0, bytes: 0, spans: 0 }));
+      probe = await get().catch(() => ({ ms: 0, firstByteMs: 0, bytes: 0, spans: 0 }));
     }
     // full: the detail; tree: the span tree without inputs, outputs and metadata (GET /v1/traces/{id}/tree).
     const paths: Record<string, string> = { full: '', tree: '/tree' };
@@ -72,6 +73,7 @@ async function main() {
       }),
     );
     const latencies: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
+    const firstBytes: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
     const bytes: Record<string, number> = {};
     // The server's CPU time per request (all its threads, the embedded ClickHouse's too): on a shared
     // machine less sensitive to the others' load than wall time.
@@ -84,6 +86,7 @@ async function main() {
       for (let i = 0; i < REQUESTS; i += 1) {
         const r = await get(q);
         latencies[name]!.push(r.ms);
+        firstBytes[name]!.push(r.firstByteMs);
         bytes[name] = r.bytes;
       }
       serverCpuMs[name] = +(((cpuSecondsOf(server.pid) - cpuBefore) * 1000) / REQUESTS).toFixed(1);
@@ -99,6 +102,7 @@ async function main() {
       trace: { spans: SPANS, ingest_body_bytes: Buffer.byteLength(body) },
       response_bytes: bytes,
       latency: Object.fromEntries(Object.entries(latencies).map(([k, v]) => [k, summary(v)])),
+      first_byte: Object.fromEntries(Object.entries(firstBytes).map(([k, v]) => [k, summary(v)])),
       server_cpu_ms_per_request: serverCpuMs,
       // Includes the background jobs' calls in the same time (the embedded engine runs them in the server).
       store_calls_per_request: storeCalls,
