@@ -113,14 +113,24 @@ class JsonText {
    * bytes hold the first 16 hex digits in reverse order, the last eight the others.
    */
   uuid(source: Buffer, at: number): void {
+    this.hexPairs(source, at, 0, true);
+  }
+
+  /** The last 16 hex digits of the UUID at `at`, without dashes: toSpan's OTel id of a parent span. */
+  uuidLowHex(source: Buffer, at: number): void {
+    this.hexPairs(source, at, 8, false);
+  }
+
+  /** The UUID's hex digits from pair `first` on, with the dashes of its text or without. */
+  private hexPairs(source: Buffer, at: number, first: number, dashed: boolean): void {
     this.reserve(36);
     const data = this.data;
     let to = this.length;
-    for (let pair = 0; pair < 16; pair++) {
+    for (let pair = first; pair < 16; pair++) {
       const byte = source[at + UUID_BYTE_ORDER[pair]!]!;
       data[to++] = HEX[byte >> 4]!;
       data[to++] = HEX[byte & 15]!;
-      if (pair === 3 || pair === 5 || pair === 7 || pair === 9) data[to++] = 0x2d; // '-'
+      if (dashed && (pair === 3 || pair === 5 || pair === 7 || pair === 9)) data[to++] = 0x2d; // '-'
     }
     this.length = to;
   }
@@ -138,19 +148,6 @@ class JsonText {
       return;
     }
     this.bytes(last.text);
-  }
-
-  /** The last 16 hex digits of the UUID at `at`, without dashes: toSpan's OTel id of a parent span. */
-  uuidLowHex(source: Buffer, at: number): void {
-    this.reserve(16);
-    const data = this.data;
-    let to = this.length;
-    for (let pair = 8; pair < 16; pair++) {
-      const byte = source[at + UUID_BYTE_ORDER[pair]!]!;
-      data[to++] = HEX[byte >> 4]!;
-      data[to++] = HEX[byte & 15]!;
-    }
-    this.length = to;
   }
 
   /**
