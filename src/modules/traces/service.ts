@@ -103,12 +103,13 @@ export class TraceService {
     if (!location) throw notFound('trace');
     const depthRead = settledLater(this.controlLoop.depth(tenantId, id));
     const rowBinary = await this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id, kind);
-    let rowRead, spans;
+    // The trace row is read by the registry's project, so its spans are that project's. The embedded
+    // engine runs one parameter-bound query at a time, so the row is read after the spans: in the
+    // engine's thread while this one makes their text, once its query has left this thread (one
+    // turn of the event loop).
+    const rowRead = settledLater(this.repo.find(tenantId, id, location));
+    let spans;
     try {
-      // The embedded engine runs one parameter-bound query at a time, so the trace row is read after
-      // the spans: in the engine's thread while this one makes their text, once its query has left
-      // this thread (one turn of the event loop).
-      rowRead = settledLater(this.repo.find(tenantId, id, location)); // by the registry's project, so the spans are that project's
       await new Promise(setImmediate);
       spans = spansJson(rowBinary.data, kind);
     } finally {

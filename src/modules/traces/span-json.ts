@@ -135,21 +135,6 @@ class JsonText {
     this.length = to;
   }
 
-  /** As uuid, for a UUID most rows share (the tenant's, the trace's): its text is made once. */
-  sharedUuid(source: Buffer, at: number, last: LastUuid): void {
-    const raw = last.raw;
-    let same = last.text.length > 0;
-    for (let i = 0; same && i < 16; i++) same = raw[i] === source[at + i];
-    if (!same) {
-      const start = this.length;
-      this.uuid(source, at);
-      raw.set(source.subarray(at, at + 16));
-      last.text = this.data.slice(start, this.length);
-      return;
-    }
-    this.bytes(last.text);
-  }
-
   /**
    * Milliseconds since 1970 as clickHouseToIso writes them: 2026-01-02T03:04:05.678Z. The date is
    * made by Date once per day; the time of day by arithmetic, without a string.
@@ -258,17 +243,6 @@ class JsonText {
 const ascii = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'latin1'));
 const HEX = ascii('0123456789abcdef');
 
-/** A UUID's bytes and their text, kept by sharedUuid. */
-interface LastUuid {
-  raw: Uint8Array;
-  text: Uint8Array;
-}
-const noUuidYet = (): LastUuid => ({ raw: new Uint8Array(16), text: new Uint8Array(0) });
-/** The ids all spans of a trace have. */
-interface SharedIds {
-  tenant: LastUuid;
-  trace: LastUuid;
-}
 const MS_PER_DAY = 86_400_000;
 /** Which byte of a RowBinary UUID holds each pair of its hex digits. */
 const UUID_BYTE_ORDER = [7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8];
@@ -355,9 +329,8 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
   // About the answer's size: the keys take about what the RowBinary lengths, numbers and checks do.
   const text = new JsonText(textSpare.take(Math.ceil(rowBinary.length * 1.25) + 1024));
   const metadata = new Map<string, string>();
-  const shared: SharedIds = { tenant: noUuidYet(), trace: noUuidYet() };
   try {
-    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined, shared);
+    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined);
   } catch (err) {
     textSpare.giveBack(text.storage);
     if (err instanceof CannotReproduce) return undefined;
@@ -374,7 +347,7 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
 }
 
 /** One span, with the Span schema's keys in its order; without `metadata`, a tree's span (SpanSummary). */
-function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined, shared: SharedIds): void {
+function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined): void {
   if (!first) text.bytes(K.comma);
   const { data } = rows;
   text.bytes(K.id);
@@ -382,9 +355,9 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
   text.bytes(K.createdAt);
   text.iso(rows.millis());
   text.bytes(K.tenant);
-  text.sharedUuid(data, rows.uuid(), shared.tenant);
+  text.uuid(data, rows.uuid());
   text.bytes(K.trace);
-  text.sharedUuid(data, rows.uuid(), shared.trace);
+  text.uuid(data, rows.uuid());
   text.bytes(K.name);
   text.jsonString(rows.string());
   text.bytes(K.type);
