@@ -39,10 +39,10 @@ export interface ClickHouseStore {
   command(name: string, query: string, params?: Record<string, unknown>): Promise<void>;
   /**
    * A SELECT's whole answer as `format` bytes from the primary, for answers parsed in place (the
-   * trace detail's RowBinary). Embedded, the engine writes it to a file read into a buffer reused
+   * trace detail's Native answer). Embedded, the engine writes it to a file read into a buffer reused
    * from query to query (clickhouse-outfile.ts); call `release` once the bytes are read.
    */
-  rawFromPrimary(name: string, select: string, format: 'RowBinary', params: Record<string, unknown>, settings?: ClickHouseSettings): Promise<ReleasableBytes>;
+  rawFromPrimary(name: string, select: string, format: 'Native', params: Record<string, unknown>, settings?: ClickHouseSettings): Promise<ReleasableBytes>;
   /** A SELECT's result as formatted bytes from the read URL, pulled chunk by chunk (constant memory for any result size). */
   stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
   close(): Promise<void>;

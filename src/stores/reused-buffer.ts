@@ -11,7 +11,7 @@ const SPARE_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * One large buffer given back for the next request of its kind. Buffers of tens of megabytes
- * (a 10,000-span trace's RowBinary and its JSON text), allocated per request, live outside the V8
+ * (a 10,000-span trace's Native answer and its JSON text), allocated per request, live outside the V8
  * heap but are counted by it: V8 ran a full garbage collection every request or every other.
  */
 export class SpareBuffer {

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceRepository } from '../../src/modules/traces/repo.js';
 import { span, spanSummary, traceDetail, type TraceDetail } from '../../src/modules/traces/schemas.js';
-import { spansJson, type SpansKind } from '../../src/modules/traces/span-json.js';
+import type { NativeColumn } from '../../src/modules/traces/native-columns.js';
+import { SPAN_JSON_COLUMNS, spansJson, type SpansKind } from '../../src/modules/traces/span-json.js';
 import { toSpan, toSpanSummary } from '../../src/modules/traces/stored.js';
 import { nanosToClickHouse } from '../../src/platform/time.js';
 import { aSpan, aTrace } from '../builders/traces.js';
@@ -13,7 +14,7 @@ import { createTenant, startApp, type TestContext } from '../helpers/app.js';
 import { ingestTraces } from '../helpers/trace-api.js';
 
 /**
- * The detail's span text made from ClickHouse's RowBinary answer (span-json.ts) against what the
+ * The detail's span text made from ClickHouse's Native answer (span-json.ts) against what the
  * schema serializer makes of the same stored spans read as JSON rows (toSpan): the same bytes, or
  * no text at all (undefined) for the values only the JSON path reproduces.
  */
@@ -33,9 +34,9 @@ async function schemaText(tenantId: string, projectId: string, traceId: string, 
 }
 
 async function fastText(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<string | undefined> {
-  const rowBinary = await repo().spansRowBinaryFromPrimary(tenantId, projectId, traceId, kind);
-  const spans = spansJson(rowBinary.data, kind);
-  rowBinary.release();
+  const native = await repo().spansNativeFromPrimary(tenantId, projectId, traceId, kind);
+  const spans = spansJson(native.data, kind);
+  native.release();
   const text = spans && `[${spans.text.toString('utf8')}]`;
   spans?.release();
   return text;
@@ -82,7 +83,8 @@ const text = fc
 const uint64 = fc
   .oneof({ arbitrary: fc.bigInt({ min: 0n, max: 2n ** 53n - 1n }), weight: 19 }, { arbitrary: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), weight: 1 })
   .map(String);
-const nanos = fc.bigInt({ min: 946_684_800_000_000_000n, max: 4_102_444_799_999_999_999n }); // 2000-2099
+// 2000-2099; a few shared instants, so that spans starting together are ordered by their ids.
+const nanos = fc.oneof(fc.bigInt({ min: 946_684_800_000_000_000n, max: 4_102_444_799_999_999_999n }), fc.constantFrom(1_790_000_000_000_000_000n, 1_790_000_000_000_000_001n));
 const metadata = fc.oneof(
   fc.json({ maxDepth: 2 }),
   fc.constantFrom('', 'not json', '[1,2]', '{ "b" : 1.50, "a": [] }', '{"2":"two","1":"one","b":1}', '{"__proto__":{"x":1},"k":"v"}', '{"a":{"__proto__":2}}', '{"a":1,"a":2}'),
@@ -112,7 +114,7 @@ const spanRow: fc.Arbitrary<StoredSpanRow> = fc.record({
 
 const unsafeInteger = (row: StoredSpanRow) => [row.latency_ms, row.prompt_tokens, row.completion_tokens].some((n) => BigInt(n) > BigInt(Number.MAX_SAFE_INTEGER));
 
-describe('span text from RowBinary', () => {
+describe('span text from the Native answer', () => {
   it('is the schema serializer text of the same spans, for any stored values it takes', async () => {
     let made = 0;
     await fc.assert(
@@ -160,30 +162,81 @@ describe('span text from RowBinary', () => {
   });
 });
 
-/** RowBinary of one span in SPAN_JSON_SELECT_COLUMNS' order, with `input` as given bytes and the rest plain. */
-function oneSpanRowBinary(input: Uint8Array, padding: number): Buffer {
-  const string = (bytes: Uint8Array | string) => {
-    const data = typeof bytes === 'string' ? Buffer.from(bytes) : Buffer.from(bytes);
-    const length: number[] = [];
-    for (let n = data.length; ; n = Math.floor(n / 128)) {
-      length.push((n & 0x7f) | (n >= 128 ? 0x80 : 0));
-      if (n < 128) break;
-    }
-    return Buffer.concat([Buffer.from(length), data]);
-  };
-  const uint64 = (n: number) => Buffer.from(new BigUint64Array([BigInt(n)]).buffer);
+/** A LEB128 length and the bytes: a String in ClickHouse's binary formats. */
+function binaryString(bytes: Uint8Array | string): Buffer {
+  const data = Buffer.from(bytes);
+  const length: number[] = [];
+  for (let n = data.length; ; n = Math.floor(n / 128)) {
+    length.push((n & 0x7f) | (n >= 128 ? 0x80 : 0));
+    if (n < 128) break;
+  }
+  return Buffer.concat([Buffer.from(length), data]);
+}
+
+/**
+ * A Native block of one span of the detail's columns (SPAN_JSON_COLUMNS), with `input` as given
+ * bytes, `id` its span_id's bytes and the rest plain; `columns` to write another header.
+ */
+function oneSpanNative(
+  input: Uint8Array,
+  { id = Buffer.alloc(16, 0x11), startNanos = 1_700_000_000_000_000_000n, columns = SPAN_JSON_COLUMNS.detail }: { id?: Uint8Array; startNanos?: bigint; columns?: readonly NativeColumn[] } = {},
+): Buffer {
+  const uint64 = (n: bigint) => Buffer.from(new BigUint64Array([n]).buffer);
   const float64 = (n: number) => Buffer.from(new Float64Array([n]).buffer);
   const uuid = Buffer.alloc(16, 0x11);
-  const notNull = Uint8Array.of(0);
-  const isNull = Uint8Array.of(1);
-  const row = Buffer.concat([
-    uuid, uint64(1_700_000_000_000), uuid, uuid, string('n'), string('llm'), isNull, string(input), string('out'), string('m'),
-    uint64(1), float64(0.5), notNull, string(''), uint64(2), uint64(3), string('{}'), uint64(1_700_000_000_000_000_000), uint64(1_700_000_000_000_000_000),
-    string(''), string(''), string(''),
+  const values: Record<string, Buffer> = {
+    span_id: Buffer.from(id),
+    created_at: uint64(1_700_000_000_000n),
+    tenant_id: uuid,
+    trace_id: uuid,
+    name: binaryString('n'),
+    type: binaryString('llm'),
+    parent_span_id: Buffer.concat([Uint8Array.of(1), uuid]), // null: the null map, then a value all the same
+    input: binaryString(input),
+    output: binaryString('out'),
+    model: binaryString('m'),
+    latency_ms: uint64(1n),
+    cost: float64(0.5),
+    error: Buffer.concat([Uint8Array.of(0), binaryString('')]),
+    prompt_tokens: uint64(2n),
+    completion_tokens: uint64(3n),
+    metadata: binaryString('{}'),
+    start_time: uint64(startNanos),
+    end_time: uint64(startNanos),
+    otel_trace_id: binaryString(''),
+    otel_span_id: binaryString(''),
+    failure_type: binaryString(''),
+  };
+  return Buffer.concat([
+    Uint8Array.of(columns.length, 1),
+    ...columns.flatMap(({ name, type }) => [binaryString(name), binaryString(type), values[name]!]),
   ]);
-  // Shifted by `padding` bytes in its ArrayBuffer: the scan reads four bytes at a time where aligned.
-  return Buffer.concat([Buffer.alloc(padding), row]).subarray(padding);
 }
+
+/** `bytes` shifted by `padding` bytes in their ArrayBuffer: the scan reads four bytes at a time where aligned. */
+const shifted = (bytes: Buffer, padding: number): Buffer => Buffer.concat([Buffer.alloc(padding), bytes]).subarray(padding);
+
+describe('the Native answer', () => {
+  it('is read across blocks, its spans in start order and then by id as ClickHouse orders UUIDs, and declined when its columns are not the expected ones', () => {
+    // ClickHouse compares a UUID's second half first: 22…22-11…11 sorts before 11…11-22…22.
+    const id = (first: number, second: number) => Buffer.concat([Buffer.alloc(8, first), Buffer.alloc(8, second)]);
+    const block = (input: string, ids: Buffer, startNanos: bigint) => oneSpanNative(Buffer.from(input), { id: ids, startNanos });
+    const spans = spansJson(Buffer.concat([block('c', id(0x11, 0x22), 2n * 10n ** 18n), block('a', id(0x33, 0x33), 10n ** 18n), block('b', id(0x22, 0x11), 2n * 10n ** 18n)]));
+    const text = JSON.parse(`[${spans!.text.toString('utf8')}]`) as { id: string; input: string; start_time: string }[];
+    spans!.release();
+    expect(text.map((span) => span.input)).toEqual(['a', 'b', 'c']);
+    expect(text.map((span) => span.start_time)).toEqual(['2001-09-09T01:46:40.000Z', '2033-05-18T03:33:20.000Z', '2033-05-18T03:33:20.000Z']);
+    expect(text[1]!.id).toBe('22222222-2222-2222-1111-111111111111');
+
+    const retyped = SPAN_JSON_COLUMNS.detail.map((column) => (column.name === 'cost' ? { ...column, type: 'Float32' } : column));
+    expect(spansJson(oneSpanNative(Buffer.from('x'), { columns: retyped }))).toBeUndefined();
+    expect(spansJson(oneSpanNative(Buffer.from('x'), { columns: SPAN_JSON_COLUMNS.detail.slice(1) }))).toBeUndefined();
+    const none = spansJson(Buffer.alloc(0))!;
+    expect(none.text.length).toBe(0);
+    none.release();
+    expect(() => spansJson(oneSpanNative(Buffer.from('x')).subarray(0, -3))).toThrow(RangeError);
+  });
+});
 
 describe('span text of any input bytes', () => {
   it('writes the string JSON.stringify writes for UTF-8, at any alignment, and declines other bytes', () => {
@@ -198,7 +251,7 @@ describe('span text of any input bytes', () => {
     );
     fc.assert(
       fc.property(bytes, fc.integer({ min: 0, max: 7 }), (input, padding) => {
-        const spans = spansJson(oneSpanRowBinary(input, padding));
+        const spans = spansJson(shifted(oneSpanNative(input), padding));
         if (!isUtf8(input)) {
           expect(spans).toBeUndefined();
         } else {
@@ -216,7 +269,7 @@ describe('GET /v1/traces/{id}', () => {
   /** What the route's zod serializer answered before the detail was made as text. */
   const schemaJson = (detail: unknown): string => JSON.stringify(traceDetail.encode(detail as TraceDetail));
 
-  it('answers the schema serializer text whether the spans are made from RowBinary or, for a trace it declines, from JSON rows', async () => {
+  it('answers the schema serializer text whether the spans are made from the Native answer or, for a trace it declines, from JSON rows', async () => {
     const t = await createTenant(ctx.app);
     const start = '2026-09-09T09:00:00.000Z';
     const spans = Array.from({ length: 600 }, (_, i) =>

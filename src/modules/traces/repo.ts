@@ -233,15 +233,15 @@ export function traceRepository(ch: ClickHouseStore) {
     },
 
     /**
-     * `spans` as RowBinary of SPAN_JSON_SELECT_COLUMNS, for span-json.ts to make the text of the
-     * detail's or the tree's spans of; release it once read. From the primary: the store answers
-     * raw formats only there.
+     * `spans` as the Native answer of SPAN_JSON_SELECT_COLUMNS, in no particular order, for
+     * span-json.ts to make the text of the detail's or the tree's spans of; release it once read.
+     * From the primary: the store answers raw formats only there.
      */
-    spansRowBinaryFromPrimary(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<ReleasableBytes> {
+    spansNativeFromPrimary(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<ReleasableBytes> {
       const where = spansOf(tenantId, projectId, traceId);
       const name = kind === 'detail' ? 'traces.spans_json' : 'traces.span_tree_json';
-      const select = `SELECT ${SPAN_JSON_SELECT_COLUMNS[kind]} FROM spans FINAL WHERE ${where.sql} ORDER BY start_time, span_id`;
-      return ch.rawFromPrimary(name, select, 'RowBinary', where.params, queryTag(name, tenantId));
+      const select = `SELECT ${SPAN_JSON_SELECT_COLUMNS[kind]} FROM spans FINAL WHERE ${where.sql}`;
+      return ch.rawFromPrimary(name, select, 'Native', where.params, queryTag(name, tenantId));
     },
 
     /** One span of a trace: a point read on the whole spans sorting key. */

@@ -102,7 +102,7 @@ export class TraceService {
     const location = await this.locator.locate(tenantId, id);
     if (!location) throw notFound('trace');
     const depthRead = settledLater(this.controlLoop.depth(tenantId, id));
-    const rowBinary = await this.repo.spansRowBinaryFromPrimary(tenantId, location.projectId, id, kind);
+    const native = await this.repo.spansNativeFromPrimary(tenantId, location.projectId, id, kind);
     // The trace row is read by the registry's project, so its spans are that project's. The embedded
     // engine runs one parameter-bound query at a time, so the row is read after the spans: in the
     // engine's thread while this one makes their text, once its query has left this thread (one
@@ -111,9 +111,9 @@ export class TraceService {
     let spans;
     try {
       await new Promise(setImmediate);
-      spans = spansJson(rowBinary.data, kind);
+      spans = spansJson(native.data, kind);
     } finally {
-      rowBinary.release();
+      native.release();
     }
     let row, depth;
     try {

@@ -1,11 +1,11 @@
 import { isUtf8 } from 'node:buffer';
 import { SpareBuffer } from '../../stores/reused-buffer.js';
 import { metadataJson } from './detail-json.js';
-import { RowBinaryReader } from './row-binary.js';
+import { NativeColumns, NativeRow, type NativeColumn } from './native-columns.js';
 
 /**
- * The spans of GET /v1/traces/{id} as JSON text made straight from ClickHouse's RowBinary answer,
- * without parsing rows into objects: for a trace of 10,000 spans the JSONEachRow parse, the Span
+ * The spans of GET /v1/traces/{id} as JSON text made straight from ClickHouse's Native answer
+ * (native-columns.ts), without parsing rows into objects: for a trace of 10,000 spans the JSONEachRow parse, the Span
  * objects, their stringify and the garbage of all three were most of the request.
  *
  * The text is the same as JSON.stringify of the spans toSpan makes (test/traces/span-json.test.ts
@@ -29,33 +29,59 @@ import { RowBinaryReader } from './row-binary.js';
  */
 export type SpansKind = 'detail' | 'tree';
 
-/** The columns spansJson reads, in its order: the Span schema's, as stored. */
-const spanColumns = (kind: SpansKind) =>
-  [
-    'span_id',
-    'created_at',
-    'tenant_id',
-    'trace_id',
-    'name',
-    'type',
-    'parent_span_id',
-    ...(kind === 'detail' ? ['input', 'output'] : []),
-    'model',
-    'latency_ms',
-    'cost',
-    'error',
-    'prompt_tokens',
-    'completion_tokens',
-    ...(kind === 'detail' ? ['metadata'] : []),
-    'start_time',
-    'end_time',
-    'otel_trace_id',
-    'otel_span_id',
-    'failure_type',
-    ...(kind === 'tree' ? ['lengthUTF8(input)', 'lengthUTF8(output)'] : []),
-  ].join(', ');
+/**
+ * The columns spansJson reads, in its order: the Span schema's, as stored, with their SELECT
+ * expressions where they are not the column itself. LowCardinality is read as String (the Native
+ * format would write its dictionaries).
+ */
+const spanColumns = (kind: SpansKind): (NativeColumn & { select?: string })[] => [
+  { name: 'span_id', type: 'UUID' },
+  { name: 'created_at', type: "DateTime64(3, 'UTC')" },
+  { name: 'tenant_id', type: 'UUID' },
+  { name: 'trace_id', type: 'UUID' },
+  { name: 'name', type: 'String' },
+  { name: 'type', type: 'String', select: "CAST(type, 'String')" },
+  { name: 'parent_span_id', type: 'Nullable(UUID)' },
+  ...(kind === 'detail'
+    ? [
+        { name: 'input', type: 'String' },
+        { name: 'output', type: 'String' },
+      ]
+    : []),
+  { name: 'model', type: 'String', select: "CAST(model, 'String')" },
+  { name: 'latency_ms', type: 'UInt64' },
+  { name: 'cost', type: 'Float64' },
+  { name: 'error', type: 'Nullable(String)' },
+  { name: 'prompt_tokens', type: 'UInt64' },
+  { name: 'completion_tokens', type: 'UInt64' },
+  ...(kind === 'detail' ? [{ name: 'metadata', type: 'String' }] : []),
+  { name: 'start_time', type: "DateTime64(9, 'UTC')" },
+  { name: 'end_time', type: "DateTime64(9, 'UTC')" },
+  { name: 'otel_trace_id', type: 'String' },
+  { name: 'otel_span_id', type: 'String' },
+  { name: 'failure_type', type: 'String', select: "CAST(failure_type, 'String')" },
+  ...(kind === 'tree'
+    ? [
+        { name: 'input_chars', type: 'UInt64', select: 'lengthUTF8(input)' },
+        { name: 'output_chars', type: 'UInt64', select: 'lengthUTF8(output)' },
+      ]
+    : []),
+];
 
-export const SPAN_JSON_SELECT_COLUMNS: Record<SpansKind, string> = { detail: spanColumns('detail'), tree: spanColumns('tree') };
+export const SPAN_JSON_COLUMNS: Record<SpansKind, readonly NativeColumn[]> = { detail: spanColumns('detail'), tree: spanColumns('tree') };
+
+/**
+ * The SELECT list of the spans' query whose Native answer spansJson reads, in any row order (it
+ * orders the spans itself).
+ */
+export const SPAN_JSON_SELECT_COLUMNS: Record<SpansKind, string> = {
+  detail: selectList(spanColumns('detail')),
+  tree: selectList(spanColumns('tree')),
+};
+
+function selectList(columns: readonly (NativeColumn & { select?: string })[]): string {
+  return columns.map(({ name, select }) => (select ? `${select} AS ${name}` : name)).join(', ');
+}
 
 class CannotReproduce extends Error {}
 
@@ -109,7 +135,7 @@ class JsonText {
   }
 
   /**
-   * The UUID whose RowBinary starts at `at`, as ClickHouse's toString writes it: the first eight
+   * The UUID whose 16 bytes start at `at`, as ClickHouse's toString writes it: the first eight
    * bytes hold the first 16 hex digits in reverse order, the last eight the others.
    */
   uuid(source: Buffer, at: number): void {
@@ -174,7 +200,7 @@ class JsonText {
   }
 
   /** The String just read, as it is. */
-  copy(rows: RowBinaryReader): void {
+  copy(rows: NativeRow): void {
     const { data: source, from, to } = rows;
     this.reserve(to - from);
     if (to - from < SHORT_COPY) {
@@ -189,7 +215,7 @@ class JsonText {
   }
 
   /** The String just read, between quotes. */
-  private quoted(rows: RowBinaryReader): void {
+  private quoted(rows: NativeRow): void {
     this.reserve(rows.to - rows.from + 2);
     this.data[this.length++] = QUOTE;
     this.copy(rows);
@@ -197,7 +223,7 @@ class JsonText {
   }
 
   /** The String just read as JSON.stringify writes it: between quotes as it is, unless it has a byte to escape. */
-  jsonString(rows: RowBinaryReader): void {
+  jsonString(rows: NativeRow): void {
     const { data: source, from, to } = rows;
     const found = scan(source, rows.words, from, to);
     if (found & NON_ASCII && !isUtf8(source.subarray(from, to))) throw new CannotReproduce();
@@ -218,7 +244,7 @@ class JsonText {
   }
 
   /** As jsonString; an empty String is null. */
-  jsonStringOrNull(rows: RowBinaryReader): void {
+  jsonStringOrNull(rows: NativeRow): void {
     if (rows.from === rows.to) this.bytes(K.null);
     else this.jsonString(rows);
   }
@@ -244,7 +270,7 @@ const ascii = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, 'la
 const HEX = ascii('0123456789abcdef');
 
 const MS_PER_DAY = 86_400_000;
-/** Which byte of a RowBinary UUID holds each pair of its hex digits. */
+/** Which byte of a UUID in ClickHouse's binary formats holds each pair of its hex digits. */
 const UUID_BYTE_ORDER = [7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8];
 
 /** The constant pieces of a span's text, as bytes. */
@@ -320,17 +346,20 @@ export interface SpansText {
 const textSpare = new SpareBuffer();
 
 /**
- * The JSON text of the spans of a RowBinary answer of SPAN_JSON_SELECT_COLUMNS, joined by commas
- * (UTF-8); undefined when a span holds something only the JSON path reproduces. The text must not
- * be read after its release.
+ * The JSON text of the spans of a Native answer of SPAN_JSON_SELECT_COLUMNS, in start order,
+ * joined by commas (UTF-8); undefined when a span holds something only the JSON path reproduces,
+ * or the answer's columns are not the expected ones. The text must not be read after its release.
  */
-export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansText | undefined {
-  const rows = new RowBinaryReader(rowBinary);
-  // About the answer's size: the keys take about what the RowBinary lengths, numbers and checks do.
-  const text = new JsonText(textSpare.take(Math.ceil(rowBinary.length * 1.25) + 1024));
+export function spansJson(native: Buffer, kind: SpansKind = 'detail'): SpansText | undefined {
+  const table = NativeColumns.read(native, SPAN_JSON_COLUMNS[kind]);
+  if (!table) return undefined;
+  const order = inStartOrder(table, kind);
+  const row = new NativeRow(table);
+  // About the answer's size: the keys take about what the Native lengths, numbers and checks do.
+  const text = new JsonText(textSpare.take(Math.ceil(native.length * 1.25) + 1024));
   const metadata = new Map<string, string>();
   try {
-    for (let first = true; !rows.done; first = false) writeSpan(rows, text, first, kind === 'detail' ? metadata : undefined);
+    for (let i = 0; i < order.length; i++) writeSpan(row.at(order[i]!), text, i === 0, kind === 'detail' ? metadata : undefined);
   } catch (err) {
     textSpare.giveBack(text.storage);
     if (err instanceof CannotReproduce) return undefined;
@@ -346,8 +375,42 @@ export function spansJson(rowBinary: Buffer, kind: SpansKind = 'detail'): SpansT
   };
 }
 
+/**
+ * The rows in the order of the spans' SQL read (ORDER BY start_time, span_id): the engine sorting
+ * them cost more than half again of its read of a big trace, here a few milliseconds. DateTime64
+ * ticks compare as signed 64-bit integers; UUIDs as ClickHouse compares them, not as their text:
+ * their second half first, then their first, each an unsigned 64-bit integer.
+ */
+function inStartOrder(table: NativeColumns, kind: SpansKind): Uint32Array {
+  const { data, rows } = table;
+  const [start, id] = [columnIndex(kind, 'start_time'), columnIndex(kind, 'span_id')];
+  const high = new Int32Array(rows);
+  const low = new Uint32Array(rows);
+  const order = new Uint32Array(rows);
+  for (let row = 0; row < rows; row++) {
+    const at = table.start(start, row);
+    high[row] = data.readInt32LE(at + 4);
+    low[row] = data.readUInt32LE(at);
+    order[row] = row;
+  }
+  const compareIds = (a: number, b: number): number => {
+    const [x, y] = [table.start(id, a), table.start(id, b)];
+    for (const word of ID_WORDS) {
+      const difference = data.readUInt32LE(x + word) - data.readUInt32LE(y + word);
+      if (difference !== 0) return difference;
+    }
+    return 0;
+  };
+  return order.sort((a, b) => high[a]! - high[b]! || low[a]! - low[b]! || compareIds(a, b));
+}
+
+/** Where a UUID's 32-bit words are in its 16 bytes, in the order ClickHouse compares them (each half little-endian). */
+const ID_WORDS = [12, 8, 4, 0];
+
+const columnIndex = (kind: SpansKind, name: string): number => SPAN_JSON_COLUMNS[kind].findIndex((column) => column.name === name);
+
 /** One span, with the Span schema's keys in its order; without `metadata`, a tree's span (SpanSummary). */
-function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metadata: Map<string, string> | undefined): void {
+function writeSpan(rows: NativeRow, text: JsonText, first: boolean, metadata: Map<string, string> | undefined): void {
   if (!first) text.bytes(K.comma);
   const { data } = rows;
   text.bytes(K.id);
@@ -427,10 +490,10 @@ function writeSpan(rows: RowBinaryReader, text: JsonText, first: boolean, metada
 }
 
 /** Whether the String just read is `{}`, the metadata of most spans. */
-const isEmptyObject = ({ data, from, to }: RowBinaryReader): boolean => to - from === 2 && data[from] === 0x7b && data[from + 1] === 0x7d;
+const isEmptyObject = ({ data, from, to }: NativeRow): boolean => to - from === 2 && data[from] === 0x7b && data[from + 1] === 0x7d;
 
 /** metadataJson of the stored text, as latin1 text of its UTF-8; spans of a trace mostly share theirs. */
-function metadataText(rows: RowBinaryReader, seen: Map<string, string>): string {
+function metadataText(rows: NativeRow, seen: Map<string, string>): string {
   const stored = rows.data.toString('latin1', rows.from, rows.to);
   let text = seen.get(stored);
   if (text === undefined) {
