@@ -2,9 +2,10 @@ import { statfsSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SpareBuffer, type ReleasableBytes } from './reused-buffer.js';
+import { SpareBuffer, sharedBuffer, type ReleasableBytes } from './reused-buffer.js';
 
-const answerSpare = new SpareBuffer();
+/** Shared memory: a worker thread may read the answer too (the trace detail's span text). */
+const answerSpare = new SpareBuffer(sharedBuffer);
 
 /**
  * An answer that `write` has the embedded engine write to a file (SELECT … INTO OUTFILE), read

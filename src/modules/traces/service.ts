@@ -11,7 +11,8 @@ import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
 import { candidatesNewestFirst, narrowedBySearch } from './search-candidates.js';
 import { readNewestFirst } from './time-slices.js';
 import { aroundSpans, traceDetailChunks } from './detail-json.js';
-import { spansJson, type SpansKind } from './span-json.js';
+import { type SpansKind } from './span-json.js';
+import { releaseAll, spansJsonOnTwoThreads } from './span-json-threads.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
 // The module's secondary services and helpers that other modules use: this file is its public face.
@@ -111,7 +112,7 @@ export class TraceService {
     let spans;
     try {
       await new Promise(setImmediate);
-      spans = spansJson(native.data, kind);
+      spans = await spansJsonOnTwoThreads(native.data, kind);
     } finally {
       native.release();
     }
@@ -120,10 +121,10 @@ export class TraceService {
       [row, depth] = await Promise.all([rowRead, depthRead]);
       if (!row) throw notFound('trace');
     } catch (err) {
-      spans?.release();
+      releaseAll(spans);
       throw err;
     }
-    return spans ? { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release } : byParsing();
+    return spans ? { chunks: aroundSpans(detailHead(row, location, depth), spans.map((s) => s.text)), sent: () => releaseAll(spans) } : byParsing();
   }
 
   /** GET /v1/traces/{id}/tree: as `get`, each span without input, output and metadata (the lengths of input and output instead). */
