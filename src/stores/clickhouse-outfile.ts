@@ -2,10 +2,9 @@ import { statfsSync } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SpareBuffer, sharedBuffer, type ReleasableBytes } from './reused-buffer.js';
+import { SpareBuffer, type ReleasableBytes } from './reused-buffer.js';
 
-/** Shared memory: a worker thread may read the answer too (the trace detail's span text). */
-const answerSpare = new SpareBuffer(sharedBuffer);
+const answerSpare = new SpareBuffer();
 
 /**
  * An answer that `write` has the embedded engine write to a file (SELECT … INTO OUTFILE), read

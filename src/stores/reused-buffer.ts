@@ -16,19 +16,14 @@ const SPARE_MAX_BYTES = 64 * 1024 * 1024;
  */
 export class SpareBuffer {
   private buffer: Buffer | undefined;
-  /** `allocate`: sharedBuffer for buffers that a worker thread reads or writes. */
-  constructor(private readonly allocate: (bytes: number) => Buffer = (bytes) => Buffer.allocUnsafe(bytes)) {}
 
   take(bytes: number): Buffer {
     const reused = this.buffer && this.buffer.length >= bytes ? this.buffer : undefined;
     if (reused) this.buffer = undefined;
-    return reused ?? this.allocate(bytes);
+    return reused ?? Buffer.allocUnsafe(bytes);
   }
 
   giveBack(buffer: Buffer): void {
     if (buffer.length <= SPARE_MAX_BYTES && (!this.buffer || this.buffer.length < buffer.length)) this.buffer = buffer;
   }
 }
-
-/** A Buffer over new shared memory (zero-filled), which a worker thread can read and write. */
-export const sharedBuffer = (bytes: number): Buffer => Buffer.from(new SharedArrayBuffer(bytes));

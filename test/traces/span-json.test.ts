@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceRepository } from '../../src/modules/traces/repo.js';
 import { span, spanSummary, traceDetail, type TraceDetail } from '../../src/modules/traces/schemas.js';
 import type { NativeColumn } from '../../src/modules/traces/native-columns.js';
-import { releaseAll, spansJsonOnTwoThreads } from '../../src/modules/traces/span-json-threads.js';
 import { SPAN_JSON_COLUMNS, spansJson, type SpansKind } from '../../src/modules/traces/span-json.js';
 import { toSpan, toSpanSummary } from '../../src/modules/traces/stored.js';
 import { nanosToClickHouse } from '../../src/platform/time.js';
@@ -34,17 +33,12 @@ async function schemaText(tenantId: string, projectId: string, traceId: string, 
   return JSON.stringify(z.array(span).encode((await repo().spans(tenantId, projectId, traceId, 'primary')).map(toSpan)));
 }
 
-/** The spans' text made from the Native answer, on one thread and on two (the same, or both undefined). */
 async function fastText(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<string | undefined> {
   const native = await repo().spansNativeFromPrimary(tenantId, projectId, traceId, kind);
-  expect(native.data.buffer).toBeInstanceOf(SharedArrayBuffer); // which the worker thread can read
-  const alone = spansJson(native.data, kind);
-  const text = alone && `[${alone.text.toString('utf8')}]`;
-  alone?.release();
-  const halves = await spansJsonOnTwoThreads(native.data, kind, 0);
+  const spans = spansJson(native.data, kind);
   native.release();
-  expect(halves && `[${halves.map((half) => half.text.toString('utf8')).join(',')}]`).toBe(text);
-  releaseAll(halves);
+  const text = spans && `[${spans.text.toString('utf8')}]`;
+  spans?.release();
   return text;
 }
 
@@ -242,30 +236,6 @@ describe('the Native answer', () => {
     none.release();
     expect(() => spansJson(oneSpanNative(Buffer.from('x')).subarray(0, -3))).toThrow(RangeError);
   });
-
-  it('is written on two threads from shared memory, the error of an answer that ends inside a block included', async () => {
-    const inShared = (bytes: Buffer) => {
-      const shared = Buffer.from(new SharedArrayBuffer(bytes.length));
-      bytes.copy(shared);
-      return shared;
-    };
-    const blocks = Array.from({ length: 6 }, (_, i) => oneSpanNative(Buffer.from(`span ${i}`), { startNanos: BigInt(i) * 10n ** 15n }));
-    const halves = await spansJsonOnTwoThreads(inShared(Buffer.concat(blocks)), 'detail', 0);
-    expect(halves).toHaveLength(2);
-    expect(JSON.parse(`[${halves!.map((half) => half.text.toString('utf8')).join(',')}]`).map((span: { input: string }) => span.input)).toEqual(
-      ['0', '1', '2', '3', '4', '5'].map((i) => `span ${i}`),
-    );
-    releaseAll(halves);
-    // Both threads find the answer cut short (the worker's reply, then this thread's own share).
-    await expect(spansJsonOnTwoThreads(inShared(Buffer.concat(blocks).subarray(0, -3)), 'detail', 0)).rejects.toThrow(RangeError);
-    // The worker still answers; an answer that is not shared memory is written here alone.
-    const again = await spansJsonOnTwoThreads(inShared(Buffer.concat(blocks)), 'detail', 0);
-    expect(again).toHaveLength(2);
-    releaseAll(again);
-    const alone = await spansJsonOnTwoThreads(Buffer.concat(blocks), 'detail', 0);
-    expect(alone).toHaveLength(1);
-    releaseAll(alone);
-  });
 });
 
 describe('span text of any input bytes', () => {
@@ -327,17 +297,15 @@ describe('GET /v1/traces/{id}', () => {
     expect({ ...slow.json(), spans: slow.json().spans.slice(0, -1) }).toEqual({ ...fast.json(), spans: fast.json().spans.slice(0, -1) });
   });
 
-  it('answers each request its own text when requests overlap (the text buffers are reused once an answer is sent; one at a time has the worker thread)', async () => {
+  it('answers each request its own text when requests overlap (the text buffers are reused once an answer is sent)', async () => {
     const t = await createTenant(ctx.app);
     const start = '2026-09-10T09:00:00.000Z';
     const traces = ['a', 'b'].map((tag) =>
-      // Outputs of about 1 KB: each answer is large enough to be written on two threads.
-      aTrace({ spans: Array.from({ length: 300 }, (_, i) => aSpan({ name: `${tag}${i}`, output: `${tag}`.repeat(1000 + i), start_time: at(start, i), end_time: at(start, i + 1) })) }),
+      aTrace({ spans: Array.from({ length: 300 }, (_, i) => aSpan({ name: `${tag}${i}`, output: `${tag}`.repeat(50 + i), start_time: at(start, i), end_time: at(start, i + 1) })) }),
     );
     await ingestTraces(ctx.app, t, traces);
     const get = async (id: string) => (await ctx.app.inject({ method: 'GET', url: `/v1/traces/${id}`, headers: t.auth })).body;
     const [a, b] = [await get(traces[0]!.id), await get(traces[1]!.id)];
-    expect(a.length).toBeGreaterThan(400_000); // over span-json-threads' 256 KiB of Native answer
     expect(a).toBe(schemaJson(JSON.parse(a)));
     expect(JSON.parse(b).spans[0].name).toBe('b0');
     for (let round = 0; round < 3; round++) {

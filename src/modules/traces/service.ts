@@ -11,8 +11,7 @@ import { toSpan, toSpanSummary, toTrace, type StoredTrace } from './stored.js';
 import { candidatesNewestFirst, narrowedBySearch } from './search-candidates.js';
 import { readNewestFirst } from './time-slices.js';
 import { aroundSpans, traceDetailChunks } from './detail-json.js';
-import { type SpansKind } from './span-json.js';
-import { releaseAll, spansJsonOnTwoThreads } from './span-json-threads.js';
+import { spansJson, type SpansKind } from './span-json.js';
 import type { ControlLoopDepthReader, TracePosition } from './types.js';
 
 // The module's secondary services and helpers that other modules use: this file is its public face.
@@ -112,7 +111,7 @@ export class TraceService {
     let spans;
     try {
       await new Promise(setImmediate);
-      spans = await spansJsonOnTwoThreads(native.data, kind);
+      spans = spansJson(native.data, kind);
     } finally {
       native.release();
     }
@@ -121,10 +120,10 @@ export class TraceService {
       [row, depth] = await Promise.all([rowRead, depthRead]);
       if (!row) throw notFound('trace');
     } catch (err) {
-      releaseAll(spans);
+      spans?.release();
       throw err;
     }
-    return spans ? { chunks: aroundSpans(detailHead(row, location, depth), spans.map((s) => s.text)), sent: () => releaseAll(spans) } : byParsing();
+    return spans ? { chunks: aroundSpans(detailHead(row, location, depth), [spans.text]), sent: spans.release } : byParsing();
   }
 
   /** GET /v1/traces/{id}/tree: as `get`, each span without input, output and metadata (the lengths of input and output instead). */
