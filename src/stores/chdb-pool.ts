@@ -1,5 +1,4 @@
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { withLiterals } from './chdb-literals.js';
 
 type Call = 'query' | 'exec' | 'command' | 'insert';
 const CALLS: ReadonlySet<string | symbol> = new Set<Call>(['query', 'exec', 'command', 'insert']);
@@ -14,8 +13,6 @@ const CALLS: ReadonlySet<string | symbol> = new Set<Call>(['query', 'exec', 'com
  *
  * The chDB connection materializes each answer before the call resolves (its `exec` stream reads
  * a buffer), so a connection is free again when its call's promise settles.
- *
- * A query's parameters are written into its text where they can be (chdb-literals.ts says why).
  */
 export function pooledChdbClient(chPath: string, database: string): ClickHouseClient {
   const idle: ClickHouseClient[] = [];
@@ -39,7 +36,7 @@ export function pooledChdbClient(chPath: string, database: string): ClickHouseCl
     const client = idle.pop() ?? (await open());
     let result: unknown;
     try {
-      result = await (client[call] as (...a: unknown[]) => Promise<unknown>).apply(client, call === 'insert' ? args : withParamsWritten(args));
+      result = await (client[call] as (...a: unknown[]) => Promise<unknown>).apply(client, args);
     } catch (err) {
       await client.close();
       throw err;
@@ -60,12 +57,4 @@ export function pooledChdbClient(chPath: string, database: string): ClickHouseCl
       return undefined; // nothing else of ClickHouseClient is used here
     },
   });
-}
-
-/** A query call's arguments with its parameters written into its text, when chdb-literals.ts can. */
-function withParamsWritten(args: unknown[]): unknown[] {
-  const [first, ...rest] = args as [{ query: string; query_params?: Record<string, unknown> } | undefined, ...unknown[]];
-  if (!first?.query_params || Object.keys(first.query_params).length === 0) return args;
-  const query = withLiterals(first.query, first.query_params);
-  return query === undefined ? args : [{ ...first, query, query_params: undefined }, ...rest];
 }
