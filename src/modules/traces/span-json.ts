@@ -34,7 +34,7 @@ export type SpansKind = 'detail' | 'tree';
  * expressions where they are not the column itself. LowCardinality is read as String (the Native
  * format would write its dictionaries).
  */
-const spanColumns = (kind: SpansKind): (NativeColumn & { select?: string })[] => [
+const spanColumns = (kind: SpansKind): SelectedColumn[] => [
   { name: 'span_id', type: 'UUID' },
   { name: 'created_at', type: "DateTime64(3, 'UTC')" },
   { name: 'tenant_id', type: 'UUID' },
@@ -68,18 +68,21 @@ const spanColumns = (kind: SpansKind): (NativeColumn & { select?: string })[] =>
     : []),
 ];
 
-export const SPAN_JSON_COLUMNS: Record<SpansKind, readonly NativeColumn[]> = { detail: spanColumns('detail'), tree: spanColumns('tree') };
+/** A column spansJson reads, with the SELECT expression that makes it where it is not the stored column itself. */
+type SelectedColumn = NativeColumn & { select?: string };
+
+export const SPAN_JSON_COLUMNS: Record<SpansKind, readonly SelectedColumn[]> = { detail: spanColumns('detail'), tree: spanColumns('tree') };
 
 /**
  * The SELECT list of the spans' query whose Native answer spansJson reads, in any row order (it
  * orders the spans itself).
  */
 export const SPAN_JSON_SELECT_COLUMNS: Record<SpansKind, string> = {
-  detail: selectList(spanColumns('detail')),
-  tree: selectList(spanColumns('tree')),
+  detail: selectList(SPAN_JSON_COLUMNS.detail),
+  tree: selectList(SPAN_JSON_COLUMNS.tree),
 };
 
-function selectList(columns: readonly (NativeColumn & { select?: string })[]): string {
+function selectList(columns: readonly SelectedColumn[]): string {
   return columns.map(({ name, select }) => (select ? `${select} AS ${name}` : name)).join(', ');
 }
 
