@@ -58,7 +58,7 @@ function lazyClickHouse(config: Config): ClickHouseStore {
       yield* (await open()).stream(query, params, format);
     },
     command: async (name, query, params) => (await open()).command(name, query, params),
-    rawFromPrimary: async (name, select, format, params, settings) => (await open()).rawFromPrimary(name, select, format, params, settings),
+    rawFromPrimary: async (name, select, format, params, settings, spare) => (await open()).rawFromPrimary(name, select, format, params, settings, spare),
     async close() {
       const store = opened ?? (opening ? await opening.catch(() => undefined) : undefined);
       await store?.close();

@@ -16,9 +16,10 @@ const answerSpare = new SpareBuffer();
  * The file is in a directory made for it alone (mkdtemp: only this user may enter it), removed
  * with it once read or when writing failed; its name needs no escaping in a string literal and has
  * no extension that would make ClickHouse compress it. Throws when the file cannot be written or
- * read (the disk is full): the caller then reads the answer directly.
+ * read (the disk is full): the caller then reads the answer directly. `spare` gives the buffers
+ * (one of the caller's own when it needs them made in a particular way).
  */
-export async function answerThroughFile(write: (sqlStringLiteral: string) => Promise<unknown>): Promise<ReleasableBytes> {
+export async function answerThroughFile(write: (sqlStringLiteral: string) => Promise<unknown>, spare: SpareBuffer = answerSpare): Promise<ReleasableBytes> {
   const directory = await mkdtemp(path.join((answersBase ??= roomyShm() ? '/dev/shm' : tmpdir()), 'looptrace-answer-'));
   try {
     const file = path.join(directory, 'answer.bin');
@@ -27,7 +28,7 @@ export async function answerThroughFile(write: (sqlStringLiteral: string) => Pro
     const handle = await open(file, 'r');
     try {
       const { size } = await handle.stat();
-      const data = answerSpare.take(size);
+      const data = spare.take(size);
       for (let at = 0; at < size; ) {
         const { bytesRead } = await handle.read(data, at, size - at, at);
         if (bytesRead === 0) throw new Error(`${file}: shorter than its size`);
@@ -37,7 +38,7 @@ export async function answerThroughFile(write: (sqlStringLiteral: string) => Pro
       return {
         data: data.subarray(0, size),
         release: () => {
-          if (!released) answerSpare.giveBack(data);
+          if (!released) spare.giveBack(data);
           released = true;
         },
       };

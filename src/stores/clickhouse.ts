@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { pooledChdbClient } from './chdb-pool.js';
 import { answerThroughFile } from './clickhouse-outfile.js';
-import { ownBytes, type ReleasableBytes } from './reused-buffer.js';
+import { ownBytes, type ReleasableBytes, type SpareBuffer } from './reused-buffer.js';
 import type { Config } from '../config.js';
 import { observeStoreCall } from '../platform/metrics.js';
 import { embeddedStreamer, serverStreamer, type ResultChunk, type StreamFormat, type TextFormat } from './clickhouse-stream.js';
@@ -40,9 +40,10 @@ export interface ClickHouseStore {
   /**
    * A SELECT's whole answer as `format` bytes from the primary, for answers parsed in place (the
    * trace detail's Native answer). Embedded, the engine writes it to a file read into a buffer reused
-   * from query to query (clickhouse-outfile.ts); call `release` once the bytes are read.
+   * from query to query (clickhouse-outfile.ts), or into `spare`'s buffers when given; call
+   * `release` once the bytes are read.
    */
-  rawFromPrimary(name: string, select: string, format: 'Native', params: Record<string, unknown>, settings?: ClickHouseSettings): Promise<ReleasableBytes>;
+  rawFromPrimary(name: string, select: string, format: 'Native', params: Record<string, unknown>, settings?: ClickHouseSettings, spare?: SpareBuffer): Promise<ReleasableBytes>;
   /** A SELECT's result as formatted bytes from the read URL, pulled chunk by chunk (constant memory for any result size). */
   stream(query: string, params: Record<string, unknown>, format: StreamFormat): AsyncIterable<ResultChunk>;
   close(): Promise<void>;
@@ -139,14 +140,14 @@ export async function createClickHouse(config: Config): Promise<ClickHouseStore>
         client.command({ query, query_params: params, clickhouse_settings: { log_comment: name } }),
       );
     },
-    rawFromPrimary: (name, select, format, params, settings = {}) =>
+    rawFromPrimary: (name, select, format, params, settings = {}, spare) =>
       observeStoreCall('clickhouse', name, async () => {
         const run = async (query: string) => {
           const { stream } = await client.exec({ query, query_params: params, clickhouse_settings: settings });
           return (await stream.toArray()) as Buffer[];
         };
         if (embedded) {
-          const throughFile = await answerThroughFile((file) => run(`${select} INTO OUTFILE ${file} FORMAT ${format}`)).catch(() => undefined);
+          const throughFile = await answerThroughFile((file) => run(`${select} INTO OUTFILE ${file} FORMAT ${format}`), spare).catch(() => undefined);
           if (throughFile) return throughFile;
         }
         const parts = await run(`${select} FORMAT ${format}`);

@@ -17,10 +17,13 @@ const SPARE_MAX_BYTES = 64 * 1024 * 1024;
 export class SpareBuffer {
   private buffer: Buffer | undefined;
 
+  /** `allocate` makes a buffer when the spare is missing or too small. */
+  constructor(private readonly allocate: (bytes: number) => Buffer = Buffer.allocUnsafe) {}
+
   take(bytes: number): Buffer {
     const reused = this.buffer && this.buffer.length >= bytes ? this.buffer : undefined;
     if (reused) this.buffer = undefined;
-    return reused ?? Buffer.allocUnsafe(bytes);
+    return reused ?? this.allocate(bytes);
   }
 
   giveBack(buffer: Buffer): void {

@@ -7,6 +7,7 @@ import { traceRepository } from '../../src/modules/traces/repo.js';
 import { span, spanSummary, traceDetail, type TraceDetail } from '../../src/modules/traces/schemas.js';
 import type { NativeColumn } from '../../src/modules/traces/native-columns.js';
 import { SPAN_JSON_COLUMNS, spansJson, type SpansKind } from '../../src/modules/traces/span-json.js';
+import { scannableSpare } from '../../src/modules/traces/text-scan.js';
 import { toSpan, toSpanSummary } from '../../src/modules/traces/stored.js';
 import { nanosToClickHouse } from '../../src/platform/time.js';
 import { aSpan, aTrace } from '../builders/traces.js';
@@ -216,6 +217,13 @@ function oneSpanNative(
 /** `bytes` shifted by `padding` bytes in their ArrayBuffer: the scan reads four bytes at a time where aligned. */
 const shifted = (bytes: Buffer, padding: number): Buffer => Buffer.concat([Buffer.alloc(padding), bytes]).subarray(padding);
 
+/** `bytes` copied `padding` bytes into a buffer of scannableSpare's, which the WebAssembly scan reads (text-scan.ts). */
+function scannableCopy(bytes: Buffer, padding: number): Buffer {
+  const buffer = scannableSpare.take(padding + bytes.length);
+  bytes.copy(buffer, padding);
+  return buffer.subarray(padding, padding + bytes.length);
+}
+
 describe('the Native answer', () => {
   it('is read across blocks, its spans in start order and then by id as ClickHouse orders UUIDs, and declined when its columns are not the expected ones', () => {
     // ClickHouse compares a UUID's second half first: 22…22-11…11 sorts before 11…11-22…22.
@@ -242,16 +250,21 @@ describe('span text of any input bytes', () => {
   it('writes the string JSON.stringify writes for UTF-8, at any alignment, and declines other bytes', () => {
     const byte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x00, 0x1f, 0x20, 0x22, 0x5c, 0x7f, 0x80, 0xc3, 0xa9, 0xe2, 0x80, 0xa8, 0xf0, 0x9f));
     const plain = fc.stringMatching(/^[a-z ]{0,24}$/);
+    // Long enough for the WebAssembly scan (strings of 64 bytes or more, in an answer it can read).
+    const long = fc.stringMatching(/^[a-z ]{40,90}$/);
     const bytes = fc.oneof(
       fc.uint8Array({ maxLength: 40 }),
       fc.array(byte, { maxLength: 40 }).map((b) => Uint8Array.from(b)),
+      fc.array(byte, { minLength: 64, maxLength: 100 }).map((b) => Uint8Array.from(b)),
       fc.string({ unit: 'binary', maxLength: 30 }).map((t) => Buffer.from(t)),
-      // One byte of interest anywhere in plain text: each test of the four-byte scan alone.
+      // One byte of interest anywhere in plain text: each test of the four- and sixteen-byte scans alone.
       fc.tuple(plain, byte, plain).map(([before, b, after]) => Buffer.concat([Buffer.from(before), Uint8Array.of(b), Buffer.from(after)])),
+      fc.tuple(long, byte, long).map(([before, b, after]) => Buffer.concat([Buffer.from(before), Uint8Array.of(b), Buffer.from(after)])),
     );
     fc.assert(
-      fc.property(bytes, fc.integer({ min: 0, max: 7 }), (input, padding) => {
-        const spans = spansJson(shifted(oneSpanNative(input), padding));
+      fc.property(bytes, fc.integer({ min: 0, max: 17 }), fc.boolean(), (input, padding, inWasmMemory) => {
+        const native = shifted(oneSpanNative(input), padding);
+        const spans = spansJson(inWasmMemory ? scannableCopy(native, padding) : native);
         if (!isUtf8(input)) {
           expect(spans).toBeUndefined();
         } else {

@@ -7,11 +7,17 @@ export interface NativeColumn {
 /** Bytes per value of the fixed-width types read here: numbers and DateTime64 ticks little-endian, a UUID as its two 64-bit halves. */
 const FIXED_WIDTH: Readonly<Record<string, number>> = { UUID: 16, UInt64: 8, Float64: 8, "DateTime64(3, 'UTC')": 8, "DateTime64(9, 'UTC')": 8 };
 
-/** Where each row's value of a column is in the answer; `ends` for a String, `nulls` (the byte of its null map) for a Nullable. */
-interface ColumnAt {
-  starts: Int32Array;
-  ends?: Int32Array;
-  nulls?: Int32Array;
+/**
+ * Where each row's value of a column is in the answer; `ends` for a String, `nulls` (the byte of
+ * its null map) for a Nullable. One class, so that every column has the same shape and the row
+ * readers' property reads stay monomorphic (objects of five shapes had made them megamorphic).
+ */
+class ColumnAt {
+  constructor(
+    readonly starts: Int32Array,
+    readonly ends: Int32Array | undefined = undefined,
+    readonly nulls: Int32Array | undefined = undefined,
+  ) {}
 }
 
 /**
@@ -88,7 +94,7 @@ function joined(blocks: readonly ColumnAt[]): ColumnAt {
     return into;
   };
   const [first] = blocks;
-  return { starts: all((b) => b.starts), ends: first?.ends && all((b) => b.ends!), nulls: first?.nulls && all((b) => b.nulls!) };
+  return new ColumnAt(all((b) => b.starts), first?.ends && all((b) => b.ends!), first?.nulls && all((b) => b.nulls!));
 }
 
 /** Reads a Native answer's headers and finds where its values are. */
@@ -119,7 +125,8 @@ class HeaderReader {
       const nulls = new Int32Array(rows);
       for (let row = 0; row < rows; row++) nulls[row] = this.at + row;
       this.advance(rows);
-      return { ...this.values(type.slice('Nullable('.length, -1), rows), nulls };
+      const { starts, ends } = this.values(type.slice('Nullable('.length, -1), rows);
+      return new ColumnAt(starts, ends, nulls);
     }
     const starts = new Int32Array(rows);
     if (type !== 'String') {
@@ -127,16 +134,27 @@ class HeaderReader {
       if (width === undefined) throw new RangeError(`Native: no reader for ${type}`);
       for (let row = 0; row < rows; row++) starts[row] = this.at + row * width;
       this.advance(rows * width);
-      return { starts };
+      return new ColumnAt(starts);
     }
     const ends = new Int32Array(rows);
+    // leb128() and advance() by hand, on locals: this loop runs once per String of the answer.
+    const data = this.data;
+    let at = this.at;
     for (let row = 0; row < rows; row++) {
-      const length = this.leb128();
-      starts[row] = this.at;
-      this.advance(length);
-      ends[row] = this.at;
+      let length = 0;
+      for (let scale = 1; ; scale *= 0x80) {
+        if (at >= data.length) throw new RangeError('Native: truncated length');
+        const byte = data[at++]!;
+        length += (byte & 0x7f) * scale;
+        if (byte < 0x80) break;
+      }
+      starts[row] = at;
+      at += length;
+      if (at > data.length) throw new RangeError('Native: truncated block');
+      ends[row] = at;
     }
-    return { starts, ends };
+    this.at = at;
+    return new ColumnAt(starts, ends);
   }
 
   private advance(bytes: number): void {

@@ -6,6 +6,7 @@ import { SPAN_SELECT_COLUMNS, SPAN_SUMMARY_SELECT_COLUMNS, TRACE_SELECT_COLUMNS,
 import { afterPosition, type Slice } from './time-slices.js';
 import type { TracePosition } from './types.js';
 import { SPAN_JSON_SELECT_COLUMNS, type SpansKind } from './span-json.js';
+import { scannableSpare } from './text-scan.js';
 import type { ReleasableBytes } from '../../stores/reused-buffer.js';
 import type { TraceKeyPosition } from './locator-repo.js';
 import { millisToClickHouse } from '../../platform/time.js';
@@ -235,13 +236,13 @@ export function traceRepository(ch: ClickHouseStore) {
     /**
      * `spans` as the Native answer of SPAN_JSON_SELECT_COLUMNS, in no particular order, for
      * span-json.ts to make the text of the detail's or the tree's spans of; release it once read.
-     * From the primary: the store answers raw formats only there.
+     * From the primary: the store answers raw formats only there. In buffers text-scan.ts can scan.
      */
     spansNativeFromPrimary(tenantId: string, projectId: string, traceId: string, kind: SpansKind = 'detail'): Promise<ReleasableBytes> {
       const where = spansOf(tenantId, projectId, traceId);
       const name = kind === 'detail' ? 'traces.spans_json' : 'traces.span_tree_json';
       const select = `SELECT ${SPAN_JSON_SELECT_COLUMNS[kind]} FROM spans FINAL WHERE ${where.sql}`;
-      return ch.rawFromPrimary(name, select, 'Native', where.params, queryTag(name, tenantId));
+      return ch.rawFromPrimary(name, select, 'Native', where.params, queryTag(name, tenantId), scannableSpare);
     },
 
     /** One span of a trace: a point read on the whole spans sorting key. */
