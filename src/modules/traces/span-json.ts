@@ -223,7 +223,10 @@ class JsonText {
       for (let i = from; i < to; i++) data[at++] = source[i]!;
       this.length = at;
     } else {
-      this.length += source.copy(this.data, this.length, from, to);
+      // Not Buffer#copy: in the server it made V8 run a full collection nearly every request (26 in
+      // 100 requests against 3).
+      this.data.set(source.subarray(from, to), this.length);
+      this.length += to - from;
     }
   }
 
