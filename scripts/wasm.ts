@@ -11,9 +11,9 @@ import wabt from 'wabt';
 export const WAT = path.resolve(import.meta.dirname, '../src/modules/traces/text-scan.wat');
 export const GENERATED = WAT.replace(/\.wat$/, '-wasm.ts');
 
-export async function compiledWat(file = WAT): Promise<Uint8Array> {
+export async function compiledWat(): Promise<Uint8Array> {
   const tools = await wabt();
-  const parsed = tools.parseWat(path.basename(file), readFileSync(file, 'utf8'), { simd: true });
+  const parsed = tools.parseWat(path.basename(WAT), readFileSync(WAT, 'utf8'), { simd: true });
   try {
     parsed.resolveNames();
     parsed.validate();

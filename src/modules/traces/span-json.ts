@@ -93,7 +93,10 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 /** Below this many bytes a loop copies faster than a native call. */
 const SHORT_COPY = 48;
-/** From this many bytes on, a string is scanned by WebAssembly where it can be: below, the call costs more than it saves. */
+/**
+ * From this many bytes on, a string is scanned by WebAssembly where it can be; shorter ones (names,
+ * types, models, ids) by the JavaScript scan, without a call into WebAssembly. Chosen, not tuned.
+ */
 const WIDE_SCAN_MIN = 64;
 
 /**
@@ -105,14 +108,10 @@ class JsonText {
   /** The day of the last `iso` and its text (2026-01-02T): a trace's spans share their day. */
   private isoDay = Number.NaN;
   private isoDate: Uint8Array = new Uint8Array(0);
-  /**
-   * @param wideScan the WebAssembly scan of the answer's memory, when it has one (text-scan.ts); its
-   * offsets start at `answerOffset`.
-   */
+  /** @param wideScan the WebAssembly scan of the answer's memory, when it has one (text-scan.ts). */
   constructor(
     private data: Buffer,
     private readonly wideScan: WideScan | undefined,
-    private readonly answerOffset: number,
   ) {}
 
   /** Text of one byte per character (ASCII, or UTF-8 bytes read as latin1). */
@@ -241,7 +240,8 @@ class JsonText {
   /** The String just read as JSON.stringify writes it: between quotes as it is, unless it has a byte to escape. */
   jsonString(rows: NativeRow): void {
     const { data: source, from, to } = rows;
-    const found = this.wideScan && to - from >= WIDE_SCAN_MIN ? this.wideScan(this.answerOffset + from, this.answerOffset + to) : scan(source, rows.words, from, to);
+    const base = source.byteOffset;
+    const found = this.wideScan && to - from >= WIDE_SCAN_MIN ? this.wideScan(base + from, base + to) : scan(source, rows.words, from, to);
     if (found & NON_ASCII && !isUtf8(source.subarray(from, to))) throw new CannotReproduce();
     if (found & ESCAPE) this.escaped(source, from, to);
     else this.quoted(rows);
@@ -372,7 +372,7 @@ export function spansJson(native: Buffer, kind: SpansKind = 'detail'): SpansText
   const order = inStartOrder(table, kind);
   const row = new NativeRow(table);
   // About the answer's size: the keys take about what the Native lengths, numbers and checks do.
-  const text = new JsonText(textSpare.take(Math.ceil(native.length * 1.25) + 1024), wideScanOf(native), native.byteOffset);
+  const text = new JsonText(textSpare.take(Math.ceil(native.length * 1.25) + 1024), wideScanOf(native));
   const metadata = new Map<string, string>();
   try {
     for (let i = 0; i < order.length; i++) writeSpan(row.at(order[i]!), text, i === 0, kind === 'detail' ? metadata : undefined);
