@@ -70,6 +70,7 @@ export async function generate(scale: number, chunkTraces = 500_000, settleSecon
       timings_s: {
         spans_insert: +(timings.spansMs / 1000).toFixed(1),
         traces_insert: +(timings.tracesMs / 1000).toFixed(1),
+        tokens_fill: +(timings.tokensMs / 1000).toFixed(1),
         merges_settled: merges.settled ? +merges.seconds.toFixed(1) : -1,
         total: +((performance.now() - started) / 1000).toFixed(1),
       },

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeTrace, type NormalizedTrace } from '../../src/modules/ingest/normalize.js';
 import { traceInput } from '../../src/modules/ingest/schemas.js';
 import { traceUuid } from '../../src/platform/otel-ids.js';
+import { traceTokensRepository } from '../../src/modules/ingest/tokens-repo.js';
+import { tokenWrites } from '../../src/modules/ingest/tokens.js';
 import { writeTraceBatch } from '../../src/modules/ingest/writer.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { anOtlpRequest, anOtlpSpan, otelTraceId } from '../builders/otlp.js';
@@ -44,7 +46,12 @@ async function leftBehind(t: TestTenant, body: ReturnType<typeof aTrace>, stage:
   await ctx.stores.sql`
     insert into trace_usage (tenant_id, month, traces) values (${t.tenantId}, date_trunc('month', now())::date, 1)
     on conflict (tenant_id, month) do update set traces = trace_usage.traces + 1`;
-  if (stage !== 'reserved') await writeTraceBatch(ctx.stores.ch, { traces: stage === 'all written' ? [trace.trace] : [], spans: trace.spans });
+  if (stage === 'all written') await writeTraceBatch(ctx.stores.ch, { traces: [trace.trace], spans: trace.spans });
+  if (stage === 'spans written') {
+    // A commit writes the trace's search tokens after its spans and before its row.
+    await writeTraceBatch(ctx.stores.ch, { traces: [], spans: trace.spans });
+    await traceTokensRepository(ctx.stores.ch).write(tokenWrites({ traces: [trace.trace], spans: trace.spans }));
+  }
   return trace;
 }
 
@@ -89,6 +96,8 @@ describe('a retry after a writer died between reservation and commit', () => {
     expect(read.statusCode).toBe(200);
     expect(read.json().spans).toHaveLength(3);
     expect(await usage(t)).toBe(1);
+    const [tokens] = await ctx.stores.ch.rows<{ n: string }>('test', 'SELECT count() AS n FROM trace_tokens WHERE tenant_id = {t:UUID} AND trace_id = {id:UUID}', { t: t.tenantId, id: body.id });
+    expect(Number(tokens!.n), 'the token rows of the dead write went with its spans').toBe(1);
   });
 
   it('everything written, confirmation not: the trace is stored, so the retry is 409 and the trace reads whole', async () => {

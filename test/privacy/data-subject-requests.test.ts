@@ -88,7 +88,7 @@ async function clickHouseRows(tenantId: string, traceIds: readonly string[]) {
   const ch = ctx.stores.ch;
   const hnsw = (await ch.rows<{ name: string }>('test', "SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, 'span_vectors_hnsw_')")).map((r) => r.name);
   const counts: Record<string, number> = {};
-  for (const [table, column] of [['spans', 'trace_id'], ['traces', 'id'], ['span_vectors', 'trace_id'], ...hnsw.map((h) => [h, 'trace_id'])] as [string, string][]) {
+  for (const [table, column] of [['spans', 'trace_id'], ['trace_tokens', 'trace_id'], ['traces', 'id'], ['span_vectors', 'trace_id'], ...hnsw.map((h) => [h, 'trace_id'])] as [string, string][]) {
     const [visible] = await ch.rows<{ n: string }>('test', `SELECT count() AS n FROM ${table} WHERE tenant_id = {t:UUID} AND ${column} IN {ids:Array(UUID)}`, { t: tenantId, ids: traceIds });
     // apply_deleted_mask = 0 shows rows a lightweight delete only hid: none may be left on disk either.
     const [onDisk] = await ch.rows<{ n: string }>('test', `SELECT count() AS n FROM ${table} WHERE tenant_id = {t:UUID} AND ${column} IN {ids:Array(UUID)} SETTINGS apply_deleted_mask = 0`, { t: tenantId, ids: traceIds });
@@ -141,7 +141,7 @@ describe('erasure', () => {
     const indexer = new HnswIndexer(searchIndexRepository(ctx.stores.ch), searchStateRepository(ctx.stores.sql), { warn: () => {} }, { minVectors: 1, lagSeconds: 0 });
     await indexer.pass();
     const before = await clickHouseRows(a.tenantId, subject);
-    expect(before).toMatchObject({ spans: 5, traces: 3, span_vectors: 3, span_vectors_hnsw_8: 3 });
+    expect(before).toMatchObject({ spans: 5, trace_tokens: 3, traces: 3, span_vectors: 3, span_vectors_hnsw_8: 3 });
 
     for (const id of [...subject, o1.id]) await evaluate(a, id);
     for (const id of [s1.id, s3, o1.id]) await ok('POST', '/v1/feedback', a.auth, { trace_id: id, score: 0.9, comment: 'the user said their name is Ada' });

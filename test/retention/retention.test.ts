@@ -132,6 +132,7 @@ describe('retention sweep', () => {
     return {
       spans: await count('SELECT count() AS n FROM spans WHERE tenant_id = {tenant:UUID} AND trace_id IN {ids:Array(UUID)}', p),
       traces: await count('SELECT count() AS n FROM traces WHERE tenant_id = {tenant:UUID} AND id IN {ids:Array(UUID)}', p),
+      trace_tokens: await count('SELECT count() AS n FROM trace_tokens WHERE tenant_id = {tenant:UUID} AND trace_id IN {ids:Array(UUID)}', p),
       span_vectors: await count('SELECT count() AS n FROM span_vectors WHERE tenant_id = {tenant:UUID} AND span_id IN {spans:Array(UUID)}', p),
       span_vectors_hnsw_4: await count('SELECT count() AS n FROM span_vectors_hnsw_4 WHERE tenant_id = {tenant:UUID} AND span_id IN {spans:Array(UUID)}', p),
       trace_metrics_1m: await count(
@@ -241,7 +242,7 @@ describe('retention sweep', () => {
 
   it('had something of every kind to remove, and beside it (the test data is complete)', () => {
     expect(Object.entries(before.expired!).filter(([, n]) => n === 0).map(([table]) => table)).toEqual([]);
-    const core = ['spans', 'traces', 'span_vectors', 'span_vectors_hnsw_4', 'trace_metrics_1m', 'trace_registry', 'evaluations', 'feedback'];
+    const core = ['spans', 'traces', 'trace_tokens', 'span_vectors', 'span_vectors_hnsw_4', 'trace_metrics_1m', 'trace_registry', 'evaluations', 'feedback'];
     for (const g of ['recent', 'keptOld', 'keptRecent', 'otherOld', 'otherRecent'] as const) {
       expect(core.filter((table) => !(before[g]![table]! > 0)), g).toEqual([]);
     }
@@ -272,11 +273,11 @@ describe('retention sweep', () => {
     const oldMonth = monthOf(now - 40 * DAY_MS);
     expect(monthlyPartitionEnd(ancientMonth)!).toBeLessThanOrEqual(cutoffMs);
     const drops = result.dropped.map((d) => `${d.table}:${d.partition}`).sort();
-    expect(drops).toEqual([`spans:${ancientMonth}`, `trace_metrics_1m:${ancientMonth}`, `traces:${ancientMonth}`]);
+    expect(drops).toEqual([`spans:${ancientMonth}`, `trace_metrics_1m:${ancientMonth}`, `trace_tokens:${ancientMonth}`, `traces:${ancientMonth}`]);
     expect(result.dropped.every((d) => d.complete && d.parts > 0)).toBe(true);
     const partitions = async (table: string) =>
       (await ch<{ p: string }>('SELECT DISTINCT partition_id AS p FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active', { t: table })).map((r) => r.p);
-    for (const table of ['spans', 'traces', 'trace_metrics_1m']) {
+    for (const table of ['spans', 'traces', 'trace_tokens', 'trace_metrics_1m']) {
       expect(await partitions(table)).not.toContain(ancientMonth);
       // The month of the 40-day-old traces also holds the kept project's and tenant b's: deleted row by row, not dropped.
       expect(await partitions(table)).toContain(oldMonth);
@@ -286,7 +287,7 @@ describe('retention sweep', () => {
     expect(result.projects.map((p) => p.project_id)).toContain(a.projectId);
     expect(swept).toMatchObject({ tenant_id: a.tenantId, retention_days: 30, cutoff: new Date(cutoffMs).toISOString(), complete: true });
     expect(swept.removed).toMatchObject({
-      traces: 5, spans: 10, span_vectors: 10, span_vectors_hnsw_4: 10, trace_registry: 5, evaluations: 5, feedback: 5,
+      traces: 5, trace_tokens: 5, spans: 10, span_vectors: 10, span_vectors_hnsw_4: 10, trace_registry: 5, evaluations: 5, feedback: 5,
       failure_cluster_traces: 5, webhook_events: 2, webhook_deliveries: 2, anomalies: 1, ingest_stats: 1,
     });
   });

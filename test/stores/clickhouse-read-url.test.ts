@@ -229,7 +229,7 @@ describe('GET /v1/traces/{id} with a lagging read replica', () => {
   const service = () =>
     new TraceService(
       traceRepository(ch),
-      { locate: async () => ({ projectId: PROJECT, startedAt: '2026-11-24 10:00:00.000', source: 'native' as const }), positions: async () => [], projectsByTrace: async () => new Map() },
+      { locate: async () => ({ projectId: PROJECT, startedAt: '2026-11-24 10:00:00.000', source: 'native' as const }), projectsByTrace: async () => new Map() },
       { depth: async () => 0 },
     );
 

@@ -132,10 +132,16 @@ describe('GET /v1/traces?q= full-text search', () => {
     expect(await plain(t, { q: 'elsewhere' })).toEqual([]);
   });
 
-  it('reads the text index of traces', async () => {
-    const where = TraceFilter.fromQuery(t.tenantId, { q: 'zebrafield' }).where();
-    const rows = await ctx.stores.ch.rows<{ explain: string }>('test', `EXPLAIN indexes = 1 SELECT id FROM traces FINAL WHERE ${where.sql}`, where.params);
-    expect(rows.map((r) => r.explain).join('\n')).toContain('__text_index_idx_text_hasAllTokens');
+  it('looks tokens up in the text index of trace_tokens', async () => {
+    // The search's lookups (repo.tokenPositions, search.ts) test has(tokens, …) on this table.
+    const rows = await ctx.stores.ch.rows<{ explain: string }>(
+      'test',
+      'EXPLAIN indexes = 1 SELECT trace_id FROM trace_tokens WHERE tenant_id = {t:UUID} AND has(tokens, {w:String})',
+      { t: t.tenantId, w: 'zebrafield' },
+    );
+    const plan = rows.map((r) => r.explain).join('\n');
+    expect(plan).toContain('Name: idx_tokens');
+    expect(plan).toContain('__text_index_idx_tokens_has');
   });
 });
 

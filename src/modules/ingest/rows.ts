@@ -60,6 +60,19 @@ export interface TraceRow {
   is_deleted: 0 | 1;
 }
 
+/**
+ * A row of `trace_tokens` (clickhouse/009_trace_tokens.sql): the distinct search tokens of a trace's
+ * text written by one commit, at the trace row's key as that commit wrote it.
+ */
+export interface TraceTokenRow {
+  tenant_id: string;
+  project_id: string;
+  started_at: string; // DateTime64(3) literal
+  trace_id: string;
+  tokens: string[];
+  version: number;
+}
+
 /** Every column of a row type, in one fixed order (JSONCompactEachRow inserts). */
 function columnsOf<Row>(order: Record<keyof Row, true>): readonly (keyof Row & string)[] {
   return Object.keys(order) as (keyof Row & string)[];
@@ -78,6 +91,10 @@ export const TRACE_INSERT_COLUMNS = columnsOf<TraceRow>({
   session_id: true, external_id: true, model: true, tags: true, tag_map: true, tag_pairs: true, metadata: true,
   error: true, failure_types: true, latency_ms: true, cost: true, prompt_tokens_total: true,
   completion_tokens_total: true, total_token_count: true, span_count: true, version: true, is_deleted: true,
+});
+
+export const TOKEN_INSERT_COLUMNS = columnsOf<TraceTokenRow>({
+  tenant_id: true, project_id: true, started_at: true, trace_id: true, tokens: true, version: true,
 });
 
 /** `key:value` tag entries and tag_map both yield key/value pairs. */

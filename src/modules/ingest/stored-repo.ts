@@ -26,16 +26,15 @@ export function storedTraceRepository(ch: ClickHouseStore) {
       ),
 
     /**
-     * Spans of native traces whose trace row never followed (the process died between the two
-     * inserts of a group commit). They go before the id is released: a retry may carry spans with
-     * server-generated ids, which would otherwise sit beside these in the trace.
+     * Spans and search tokens of native traces whose trace row never followed (the process died
+     * between the inserts of a group commit). They go before the id is released: a retry may carry
+     * spans with server-generated ids, which would otherwise sit beside these in the trace.
      */
     async deleteSpans(tenantId: string, traceIds: readonly string[]): Promise<void> {
       if (traceIds.length === 0) return;
-      await ch.command('ingest.settle.delete_spans', 'DELETE FROM spans WHERE tenant_id = {tenant:UUID} AND trace_id IN {ids:Array(UUID)}', {
-        tenant: tenantId,
-        ids: traceIds,
-      });
+      const params = { tenant: tenantId, ids: traceIds };
+      await ch.command('ingest.settle.delete_spans', 'DELETE FROM spans WHERE tenant_id = {tenant:UUID} AND trace_id IN {ids:Array(UUID)}', params);
+      await ch.command('ingest.settle.delete_tokens', 'DELETE FROM trace_tokens WHERE tenant_id = {tenant:UUID} AND trace_id IN {ids:Array(UUID)}', params);
     },
   };
 }

@@ -7,7 +7,6 @@ import type { OtlpStateRepository, TraceKey } from './otlp/state-repo.js';
 import type { OtlpSpanWrite } from './otlp/trace-state.js';
 import type { TraceRegistry } from './registry-service.js';
 import type { AppLogger } from '../../platform/log.js';
-import { TRACE_INSERT_COLUMNS } from './rows.js';
 import type { IngestCounters } from './stats/counters.js';
 import { writeTraceBatch } from './writer.js';
 
@@ -42,8 +41,8 @@ export interface RequestRows extends SubmittedRows {
  * The one write path of ingest, native and OTLP: a request's rows go into the group commit and
  * the request is answered once they are committed.
  *
- * A group commit writes spans first, then trace rows, so a trace row never shows without its
- * spans. Native trace rows come whole with their request. The rows of the OTLP traces a commit
+ * A group commit writes spans first, then the traces' search tokens, then trace rows, so a trace
+ * row never shows without its spans, nor unfound by a search (writer.ts). Native trace rows come whole with their request. The rows of the OTLP traces a commit
  * touches are derived in it, set-wise: their registry rows are locked (a Postgres transaction
  * for the length of the commit), their stored state and the new spans folded into new rows
  * (otlp/derive.ts), the rows written with the spans, and the new states saved and the traces
@@ -100,7 +99,7 @@ export class TraceWritePath {
     const restored = await this.deps.states.transaction(async (tx) => {
       const locked = await this.deps.states.lock(tx, owed);
       const derived = await this.deps.deriver.rebuild(locked, Date.now());
-      await this.deps.ch.insert('traces', derived.rows, TRACE_INSERT_COLUMNS);
+      await writeTraceBatch(this.deps.ch, { spans: [], traces: derived.rows, storedSpansOf: derived.storedSpansOf });
       return this.saveOtlp(tx, derived);
     });
     await this.deps.registry.countRestored(restored);
@@ -117,7 +116,7 @@ export class TraceWritePath {
         restored = await this.deps.states.transaction(async (tx) => {
           const locked = await this.deps.states.lock(tx, distinctTraces(batch.otlpSpans));
           const derived = await this.deps.deriver.derive(locked, batch.otlpSpans, Date.now());
-          await writeTraceBatch(this.deps.ch, { spans: batch.spans, traces: [...batch.traces, ...derived.rows] });
+          await writeTraceBatch(this.deps.ch, { spans: batch.spans, traces: [...batch.traces, ...derived.rows], storedSpansOf: derived.storedSpansOf });
           // Sent together (postgres.js pipelines them on the transaction's connection): one round
           // trip, so the locks they take are held only until the commit, not across event-loop turns.
           const [saved] = await Promise.all([this.saveOtlp(tx, derived), this.deps.counters.saveStored(tx, otlpStored)]);

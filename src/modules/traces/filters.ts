@@ -6,6 +6,7 @@ import { tagPair } from '../../platform/tag-pairs.js';
 import { traceFilterShape, type TraceFilterQuery } from './schemas.js';
 import { addSearch, searchTokens, type SearchNarrowing } from './search.js';
 import type { Slice } from './time-slices.js';
+import type { TraceKeyPosition } from './types.js';
 import type { StartedAtRange, TenantTraceFilter } from './types.js';
 
 /**
@@ -19,11 +20,11 @@ export class TraceFilter implements TenantTraceFilter {
     private readonly conditions: readonly ((where: TenantWhere) => void)[],
     /** Stable digest of the filters, carried in cursors so a cursor only continues its own listing. */
     readonly fingerprint: string,
-    /** Every trace that can match, when the search's text indexes named them (SEARCH_CANDIDATES_MAX at most); else null. */
-    readonly candidates: readonly string[] | null,
+    /** Every trace that can match, at its place, when the search's token index named them (SEARCH_CANDIDATES_MAX at most); else null. */
+    readonly candidates: readonly TraceKeyPosition[] | null,
     /**
      * Whether a candidate's place alone decides it (search-candidates.ts): every token of the
-     * search is settled by the text indexes, and no filter is set but the project and the time range.
+     * search is settled by the token index, and no filter is set but the project and the time range.
      */
     readonly placeDecides: boolean,
     readonly projectId: string | undefined,
@@ -31,7 +32,7 @@ export class TraceFilter implements TenantTraceFilter {
 
   /**
    * Validates what the schema cannot express (tag_key and tag_value come together) and builds the
-   * filter. `narrowing`: what the text indexes told about `q`, when asked (search-candidates.ts).
+   * filter. `narrowing`: what the token index told about `q`, when asked (search-candidates.ts).
    */
   static fromQuery(tenantId: string, query: TraceFilterQuery, narrowing: SearchNarrowing | null = null): TraceFilter {
     if ((query.tag_key === undefined) !== (query.tag_value === undefined)) {
@@ -63,7 +64,7 @@ export class TraceFilter implements TenantTraceFilter {
     if (q.session_id !== undefined) c.push((w) => w.and`session_id = ${bind('String', q.session_id)}`);
     if (q.model !== undefined) c.push((w) => w.and`model = ${bind('String', q.model)}`);
     const tokens = q.q === undefined ? [] : searchTokens(q.q);
-    if (tokens.length > 0) c.push((w) => addSearch(w, tokens, q.project_id, narrowing));
+    if (tokens.length > 0) c.push((w) => addSearch(w, tokens, narrowing));
     const placeDecides =
       narrowing !== null &&
       tokens.every((token) => narrowing.settled.has(token)) &&
@@ -73,8 +74,8 @@ export class TraceFilter implements TenantTraceFilter {
 
   /**
    * A fresh WHERE clause for one query: tenant first, then `slice` (a listing's time window and
-   * keyset), then every filter. The search comes last: its semi-joins read only the spans of the
-   * traces the rest of the clause keeps (search.ts).
+   * keyset), then every filter. The search comes last: its semi-joins read only the token rows of
+   * the traces the rest of the clause keeps (search.ts).
    */
   where(slice?: Slice): TenantWhere {
     const where = TenantWhere.forTenant(this.tenantId);

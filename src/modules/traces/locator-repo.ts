@@ -3,13 +3,6 @@ import { millisToClickHouse } from '../../platform/time.js';
 import type { Sql } from '../../stores/pg.js';
 import type { TraceLocation } from './repo.js';
 
-/** A trace's place in the traces sorting key (tenant, project_id, started_at, id). */
-export interface TraceKeyPosition {
-  id: string;
-  projectId: string;
-  startedAtMs: number;
-}
-
 /** A registered trace's location and how it came in: through native ingest or OTLP. */
 export interface LocatedTrace extends TraceLocation {
   source: 'native' | 'otlp';
@@ -26,21 +19,6 @@ export function traceLocator(sql: Sql) {
       const [row] = await observeStoreCall('postgres', 'traces.locate', () => sql<{ project_id: string; started_at: Date; source: 'native' | 'otlp' }[]>`
         select project_id, started_at, source from trace_registry where tenant_id = ${tenantId} and trace_id = ${traceId}`);
       return row ? { projectId: row.project_id, startedAt: millisToClickHouse(row.started_at.getTime()), source: row.source } : undefined;
-    },
-
-    /**
-     * Where each of `traceIds` the tenant has lives: its project and started_at, the prefix of the
-     * traces sorting key (the others are left out). For a search that names its few candidate
-     * traces: they are ordered here and read from ClickHouse by key, a page at a time. One index
-     * probe per id (the join): with `= any(ids)` the planner may read the tenant's whole key range
-     * (seen: 2.6 s for 10,000 ids among 10M rows before the table was analyzed).
-     */
-    async positions(tenantId: string, traceIds: readonly string[]): Promise<TraceKeyPosition[]> {
-      if (traceIds.length === 0) return [];
-      const rows = await observeStoreCall('postgres', 'traces.positions', () => sql<{ trace_id: string; project_id: string; ms: number }[]>`
-        select r.trace_id, r.project_id, round(extract(epoch from r.started_at) * 1000)::float8 as ms
-        from unnest(${traceIds as string[]}::uuid[]) as x(id) join trace_registry r on r.tenant_id = ${tenantId} and r.trace_id = x.id`);
-      return rows.map((r) => ({ id: r.trace_id, projectId: r.project_id, startedAtMs: r.ms }));
     },
 
     /** The project of each of `traceIds` the tenant has; the others are absent from the map. */

@@ -8,7 +8,7 @@ import type { TracePosition } from './types.js';
 import { SPAN_JSON_SELECT_COLUMNS, type SpansKind } from './span-json.js';
 import { scannableSpare } from './text-scan.js';
 import type { ReleasableBytes } from '../../stores/reused-buffer.js';
-import type { TraceKeyPosition } from './locator-repo.js';
+import type { TraceKeyPosition } from './types.js';
 import { millisToClickHouse } from '../../platform/time.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
@@ -191,24 +191,24 @@ export function traceRepository(ch: ClickHouseStore) {
     },
 
     /**
-     * Up to `max + 1` ids of the tenant's traces whose own row, and of those whose spans, hold
-     * `token`, read from the text indexes without FINAL: a superset (a superseded text counts) that
-     * the listing's exact condition narrows. DISTINCT with LIMIT stops reading at max + 1.
+     * Where the tenant's traces whose text holds `token` are, or more than `max` of them when there
+     * are too many to list (the query stops at max + 1). From trace_tokens
+     * (clickhouse/009_trace_tokens.sql): a trace is at the key of its newest token row holding the
+     * token, which is its current key, since the rows there hold all its tokens.
      */
-    async searchCandidates(tenantId: string, projectId: string | undefined, token: string, max: number): Promise<{ traces: string[]; spans: string[] }> {
+    async tokenPositions(tenantId: string, projectId: string | undefined, token: string, max: number): Promise<TraceKeyPosition[]> {
       const where = TenantWhere.forTenant(tenantId);
       if (projectId !== undefined) where.and`project_id = ${bind('UUID', projectId)}`;
-      where.and`hasAllTokens(lowerUTF8(concat(name, ' ', input, ' ', output, ' ', ifNull(error, ''))), [${bind('String', token)}])`;
-      const limit = where.fragment`${bind('UInt32', max + 1)}`;
-      const ids = (table: 'traces' | 'spans') =>
-        ch.rows<{ id: string }>(
-          `traces.search_candidates.${table}`,
-          `SELECT DISTINCT ${table === 'traces' ? 'id' : 'trace_id AS id'} FROM ${table} WHERE ${where.sql} LIMIT ${limit}`,
-          where.params,
-          settings('traces.search_candidates', tenantId),
-        );
-      const [traces, spans] = await Promise.all([ids('traces'), ids('spans')]);
-      return { traces: traces.map((r) => r.id), spans: spans.map((r) => r.id) };
+      where.and`has(tokens, ${bind('String', token)})`;
+      // Aliases unlike the columns: WHERE names the column project_id.
+      const rows = await ch.rows<{ id: string; project: string; ms: number }>(
+        'traces.token_positions',
+        `SELECT trace_id AS id, any(project_id) AS project, toUnixTimestamp64Milli(argMax(started_at, version)) AS ms
+         FROM trace_tokens WHERE ${where.sql} GROUP BY trace_id`,
+        where.params,
+        { ...settings('traces.token_positions', tenantId), max_rows_to_group_by: String(max + 1), group_by_overflow_mode: 'break' },
+      );
+      return rows.map((r) => ({ id: r.id, projectId: r.project, startedAtMs: Number(r.ms) }));
     },
 
     /** Which of `ids` match the filter (an eval rule choosing among newly stored traces; from the primary, which has them all). */

@@ -14,11 +14,12 @@ const startedBefore = (column: 'start_time' | 'started_at') => (tenantId: string
     : where.and`started_at < ${bind(DATETIME, millisToClickHouse(cutoffMs))}`;
 };
 
-/** Retention of the trace store (clickhouse/001_traces.sql): both tables are partitioned by month of start. */
+/** Retention of the trace store (clickhouse/001_traces.sql, 009_trace_tokens.sql): every table is partitioned by month of start. */
 export function traceRetentionRepository(ch: ClickHouseStore) {
   return {
     spans: expiringTable(ch, { table: 'spans', name: 'traces.retention_spans', monthly: true, expired: startedBefore('start_time') }),
     traces: expiringTable(ch, { table: 'traces', name: 'traces.retention_traces', monthly: true, expired: startedBefore('started_at') }),
+    tokens: expiringTable(ch, { table: 'trace_tokens', name: 'traces.retention_tokens', monthly: true, expired: startedBefore('started_at') }),
   };
 }
 

@@ -1,5 +1,5 @@
 import { TraceFilter } from './filters.js';
-import type { TraceKeyPosition, TraceLocator } from './locator-repo.js';
+import type { TraceKeyPosition } from './types.js';
 import type { TraceRepository } from './repo.js';
 import type { TraceFilterQuery } from './schemas.js';
 import { SEARCH_CANDIDATES_MAX, searchTokens } from './search.js';
@@ -9,56 +9,52 @@ import type { TracePosition } from './types.js';
 
 /**
  * The filter of a listing or export, narrowed by its search's rarer tokens. A token held by at most
- * SEARCH_CANDIDATES_MAX traces (in their rows or spans, per the text indexes) names every trace that
- * can match: the intersection of such tokens' traces is all the listing has to look at, and those
- * tokens are settled (the index found them in each candidate; a token found only in a superseded
- * version of a row counts until the versions merge: docs/api-decisions.md). The more common tokens
- * are checked on the candidates only. When every token is more common than that, the filter is the
- * plain one: the newest traces match so often that reading them newest first finds a page soon.
+ * SEARCH_CANDIDATES_MAX traces (per the token index, trace_tokens) names every trace that can
+ * match, at its place: the intersection of such tokens' traces is all the listing has to look at,
+ * and those tokens are settled. The more common tokens are checked on the candidates only. When
+ * every token is more common than that, the filter is the plain one: the newest traces match so
+ * often that reading them newest first finds a page soon.
  */
-export async function narrowedBySearch(repo: Pick<TraceRepository, 'searchCandidates'>, tenantId: string, query: TraceFilterQuery): Promise<TraceFilter> {
+export async function narrowedBySearch(repo: Pick<TraceRepository, 'tokenPositions'>, tenantId: string, query: TraceFilterQuery): Promise<TraceFilter> {
   // Also validates the rest of the query before any store is asked.
   const plain = TraceFilter.fromQuery(tenantId, query);
   const tokens = query.q === undefined ? [] : searchTokens(query.q);
   if (tokens.length === 0) return plain;
-  const found = await Promise.all(tokens.map((token) => repo.searchCandidates(tenantId, query.project_id, token, SEARCH_CANDIDATES_MAX)));
+  const found = await Promise.all(tokens.map((token) => repo.tokenPositions(tenantId, query.project_id, token, SEARCH_CANDIDATES_MAX)));
   const settled = new Set<string>();
-  const sets: Set<string>[] = [];
-  found.forEach(({ traces, spans }, i) => {
-    if (traces.length > SEARCH_CANDIDATES_MAX || spans.length > SEARCH_CANDIDATES_MAX) return;
+  const sets: Map<string, TraceKeyPosition>[] = [];
+  found.forEach((positions, i) => {
+    if (positions.length > SEARCH_CANDIDATES_MAX) return;
     settled.add(tokens[i]!);
-    sets.push(new Set([...traces, ...spans]));
+    sets.push(new Map(positions.map((p) => [p.id, p])));
   });
   if (sets.length === 0) return plain;
   const [first, ...others] = sets.sort((a, b) => a.size - b.size);
-  const candidates = [...first!].filter((id) => others.every((set) => set.has(id)));
+  const candidates = [...first!.values()].filter((p) => others.every((set) => set.has(p.id)));
   return TraceFilter.fromQuery(tenantId, query, { candidates, settled });
 }
 
 /**
  * Up to `want` of a narrowed filter's traces after `after`, newest first (started_at desc, id desc).
  *
- * The trace registry knows each candidate's project and started_at, so the candidates are put in
- * order here and ClickHouse is asked by exact sorting key, newest first, a batch at a time: first
- * which of a batch the filter keeps (keys and filter columns only), then the page's rows. Reading
- * the candidates by id instead (the bloom index) took about 200 ms at 10M traces wherever they
- * lay: it read every granule holding one, and the text columns of each from its granule's start.
+ * The candidates come with their place, so they are put in order here and ClickHouse is asked by
+ * exact sorting key, newest first, a batch at a time: first which of a batch the filter keeps (keys
+ * and filter columns only), then the page's rows. Reading the candidates by id instead (the bloom
+ * index) took about 200 ms at 10M traces wherever they lay: it read every granule holding one, and
+ * the text columns of each from its granule's start.
  *
  * A batch never splits traces of the same millisecond, so that ClickHouse alone orders ties by
- * id (its UUID order is not the text's) and the batches' answers follow one another. A trace
- * whose started_at moved is found at its new place once its row is rewritten (OTLP rollups write
- * the registry first, by milliseconds): docs/api-decisions.md.
+ * id (its UUID order is not the text's) and the batches' answers follow one another.
  */
-export async function candidatesNewestFirst(
+export function candidatesNewestFirst(
   repo: Pick<TraceRepository, 'keysMatching' | 'atKeys'>,
-  locator: Pick<TraceLocator, 'positions'>,
   filter: TraceFilter,
   after: TracePosition | null,
   want: number,
 ): Promise<StoredTrace[]> {
   const { fromMs, toMs } = filter.range;
   const afterMs = after ? clickHouseToMillis(after.startedAt) : null;
-  const ordered = (await locator.positions(filter.tenantId, filter.candidates ?? []))
+  const ordered = (filter.candidates ?? [])
     .filter(
       (p) =>
         (filter.projectId === undefined || p.projectId === filter.projectId) &&
@@ -67,15 +63,20 @@ export async function candidatesNewestFirst(
         (afterMs === null || p.startedAtMs <= afterMs),
     )
     .sort((a, b) => b.startedAtMs - a.startedAtMs);
-  if (filter.placeDecides) {
-    // The registry's order is the answer's: only a deleted trace, or one not yet stored, is missing from a batch.
-    const rows: StoredTrace[] = [];
-    for (const batch of batchesOf(ordered, want)) {
-      if (rows.length >= want) break;
-      rows.push(...(await repo.atKeys(filter.tenantId, batch, after, want - rows.length)));
-    }
-    return rows;
+  return filter.placeDecides ? pageAtPlaces(repo, filter.tenantId, ordered, after, want) : pageOfKept(repo, filter, ordered, after, want);
+}
+
+/** The candidates' order is the answer's: only a deleted trace, or one not yet stored, is missing from a batch. */
+async function pageAtPlaces(repo: Pick<TraceRepository, 'atKeys'>, tenantId: string, ordered: readonly TraceKeyPosition[], after: TracePosition | null, want: number) {
+  const rows: StoredTrace[] = [];
+  for (const batch of batchesOf(ordered, want)) {
+    if (rows.length >= want) break;
+    rows.push(...(await repo.atKeys(tenantId, batch, after, want - rows.length)));
   }
+  return rows;
+}
+
+async function pageOfKept(repo: Pick<TraceRepository, 'keysMatching' | 'atKeys'>, filter: TraceFilter, ordered: readonly TraceKeyPosition[], after: TracePosition | null, want: number) {
   const page: TraceKeyPosition[] = [];
   for (const batch of batchesOf(ordered, want * 2)) {
     if (page.length >= want) break;

@@ -69,7 +69,7 @@ export class TraceService {
     const filter = await narrowedBySearch(this.repo, tenantId, query);
     const after = page.cursor ? decodePosition(page.cursor, filter.fingerprint) : null;
     const rows = filter.candidates
-      ? await candidatesNewestFirst(this.repo, this.locator, filter, after, page.limit + 1)
+      ? await candidatesNewestFirst(this.repo, filter, after, page.limit + 1)
       : await readNewestFirst(filter.range, after, page.limit + 1, this.now(), (slice, want) => this.repo.listSlice(filter, slice, want));
     return toTracePage(rows, page.limit, filter.fingerprint);
   }

@@ -100,14 +100,20 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
       );
     },
 
-    /** Rows of these traces still stored in spans and traces (0 once an erasure has taken them). */
+    /** Rows of these traces still stored in spans, trace_tokens and traces (0 once an erasure has taken them). */
     async remaining(tenantId: string, refs: readonly TraceRef[]): Promise<number> {
       if (refs.length === 0) return 0;
-      const spans = byRefs(tenantId, refs, 'trace_id');
-      const traces = byRefs(tenantId, refs, 'id');
-      const [a] = await ch.rowsFromPrimary<{ n: number | string }>('privacy.remaining_spans', `SELECT count() AS n FROM spans WHERE ${spans.sql}`, spans.params);
-      const [b] = await ch.rowsFromPrimary<{ n: number | string }>('privacy.remaining_traces', `SELECT count() AS n FROM traces WHERE ${traces.sql}`, traces.params);
-      return Number(a?.n ?? 0) + Number(b?.n ?? 0);
+      const count = async (name: string, table: string, idColumn: 'id' | 'trace_id') => {
+        const where = byRefs(tenantId, refs, idColumn);
+        const [row] = await ch.rowsFromPrimary<{ n: number | string }>(name, `SELECT count() AS n FROM ${table} WHERE ${where.sql}`, where.params);
+        return Number(row?.n ?? 0);
+      };
+      const counts = [
+        await count('privacy.remaining_spans', 'spans', 'trace_id'),
+        await count('privacy.remaining_tokens', 'trace_tokens', 'trace_id'),
+        await count('privacy.remaining_traces', 'traces', 'id'),
+      ];
+      return counts.reduce((a, b) => a + b, 0);
     },
 
     /**
@@ -119,6 +125,8 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
       if (refs.length === 0) return;
       const spans = byRefs(tenantId, refs, 'trace_id');
       await ch.command('privacy.erase_spans', `DELETE FROM spans WHERE ${spans.sql} SETTINGS lightweight_deletes_sync = 2`, spans.params);
+      const tokens = byRefs(tenantId, refs, 'trace_id');
+      await ch.command('privacy.erase_tokens', `DELETE FROM trace_tokens WHERE ${tokens.sql} SETTINGS lightweight_deletes_sync = 2`, tokens.params);
       const traces = byRefs(tenantId, refs, 'id');
       await ch.command('privacy.erase_traces', `DELETE FROM traces WHERE ${traces.sql} SETTINGS lightweight_deletes_sync = 2`, traces.params);
     },
@@ -129,7 +137,7 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
      * physical when its request says completed.
      */
     async purge(): Promise<void> {
-      for (const table of ['spans', 'traces']) {
+      for (const table of ['spans', 'trace_tokens', 'traces']) {
         await ch.command(`privacy.purge_${table}`, `ALTER TABLE ${table} APPLY DELETED MASK SETTINGS mutations_sync = 2`);
       }
     },

@@ -33,3 +33,10 @@ export interface TenantTraceFilter {
 export interface ControlLoopDepthReader {
   depth(tenantId: string, traceId: string): Promise<number>;
 }
+
+/** A trace's place in the traces sorting key (tenant, project_id, started_at, id). */
+export interface TraceKeyPosition {
+  id: string;
+  projectId: string;
+  startedAtMs: number;
+}

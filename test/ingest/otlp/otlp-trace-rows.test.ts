@@ -46,6 +46,13 @@ async function listed(ctx: TestContext, t: TestTenant, traceId: string): Promise
   return (res.json().traces as Listed[]).filter((x) => x.id === traceUuid(traceId));
 }
 
+/** The traces `GET /v1/traces?q=` finds, with their start. */
+async function searched(ctx: TestContext, t: TestTenant, q: string): Promise<[string, string][]> {
+  const res = await ctx.app.inject({ method: 'GET', url: `/v1/traces?limit=1000&q=${encodeURIComponent(q)}`, headers: t.auth });
+  expect(res.statusCode, res.body).toBe(200);
+  return (res.json().traces as Listed[]).map((x) => [x.id, x.started_at]);
+}
+
 const llm = (traceId: string, spanId: string, parentSpanId: string | undefined, name: string, startMs: number, endMs: number, extra: Record<string, unknown> = {}) =>
   anOtlpSpan({
     traceId,
@@ -78,6 +85,11 @@ describe('an OTLP trace whose spans arrive in pieces', () => {
             ? { name: `step ${earliestChild}`, started_at: `2026-11-01T12:00:00.${String(earliestChild * 100).padStart(3, '0')}Z`, latency_ms: 450 - earliestChild * 100, span_count: n, total_token_count: 15 * n }
             : { name: 'agent run', started_at: '2026-11-01T12:00:00.000Z', latency_ms: 1_000, span_count: 5, total_token_count: 75, session_id: 's-1', tags: ['root-tag'] },
         );
+        // The first child's words, sent before the trace's start moved (each request moves it
+        // earlier): found at the trace's current start, by itself and with the newest span's.
+        const here: [string, string][] = [[traceUuid(traceId), rows[0]!.started_at]];
+        expect(await searched(ctx, t, 'step 4'), `after request ${n}`).toEqual(here);
+        expect(await searched(ctx, t, i < 4 ? `4 ${4 - i}` : '4 agent'), `after request ${n}`).toEqual(here);
       }
     }
   });
@@ -129,12 +141,14 @@ describe('an OTLP trace whose spans arrive in pieces', () => {
     await post(a, t, [llm(traceId, rootId, undefined, 'root', 0, 700), llm(traceId, otelSpanId(), rootId, 'child', 100, 200)]);
     // What a commit that died after writing the spans leaves once settled: no state, the row owed, no trace row.
     await a.stores.sql`update trace_registry set otlp_state = null, spans_at = now(), rolled_up_at = null where tenant_id = ${t.tenantId}`;
-    await a.stores.ch.command('test', 'DELETE FROM traces WHERE tenant_id = {t:UUID}', { t: t.tenantId });
+    for (const table of ['traces', 'trace_tokens']) await a.stores.ch.command('test', `DELETE FROM ${table} WHERE tenant_id = {t:UUID}`, { t: t.tenantId });
     expect(await listed(a, t, traceId)).toEqual([]);
     expect(await a.app.services.ingestWrites.rebuildOwed(1_000)).toBeGreaterThanOrEqual(1);
     const rows = await listed(a, t, traceId);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ name: 'root', span_count: 2, total_token_count: 30, latency_ms: 700 });
+    // Its search tokens, made again from the stored spans.
+    expect(await searched(a, t, 'CHILD root')).toEqual([[traceUuid(traceId), rows[0]!.started_at]]);
     const [owed] = await a.stores.sql<{ n: number }[]>`
       select count(*)::int as n from trace_registry where tenant_id = ${t.tenantId} and (rolled_up_at is null or spans_at > rolled_up_at)`;
     expect(owed!.n).toBe(0);

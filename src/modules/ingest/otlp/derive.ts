@@ -1,6 +1,7 @@
 import { millisToClickHouse, nanosToMillis } from '../../../platform/time.js';
 import { buildTraceRow } from '../normalize.js';
 import type { TraceRow } from '../rows.js';
+import type { StoredTraceKey } from '../tokens-repo.js';
 import type { OtlpRepository, RootDetailRow, StoredSpanRow } from './repo.js';
 import type { LockedTrace, SavedTrace } from './state-repo.js';
 import { foldSpans, traceFields, type OtlpSpanWrite, type OtlpTraceState, type RootDetail, type SpanFacts } from './trace-state.js';
@@ -9,6 +10,8 @@ export interface DerivedTraces {
   /** New trace rows, and a tombstone for each row whose sorting key (started_at) moved. */
   rows: TraceRow[];
   saved: SavedTrace[];
+  /** Rows derived from spans an earlier commit stored: their tokens are made from those spans (tokens-repo.ts). */
+  storedSpansOf: StoredTraceKey[];
 }
 
 interface TraceGroup {
@@ -111,11 +114,13 @@ export class OtlpTraceDeriver {
     const needDetail = folded.filter((f) => f.changed && !f.rootInBatch);
     const details = await this.storedRootDetails(needDetail.map((f) => ({ ...f.group, rootSpanId: f.state.root.spanId })));
 
-    const derived: DerivedTraces = { rows: [], saved: [] };
+    const derived: DerivedTraces = { rows: [], saved: [], storedSpansOf: [] };
     for (const { key, group, state, changed, rootInBatch } of folded) {
       if (changed) {
         const detail = rootInBatch ? group.spans.find((s) => s.facts.spanId === state.root.spanId)!.detail : (details.get(key) ?? NO_DETAIL);
-        derived.rows.push(...this.rowsFor(group, state, detail, nowMs));
+        const [row, ...tombstone] = this.rowsFor(group, state, detail, nowMs);
+        derived.rows.push(row!, ...tombstone);
+        if (stored.has(key)) derived.storedSpansOf.push({ tenantId: row!.tenant_id, projectId: row!.project_id, traceId: row!.id, startedAt: row!.started_at, version: row!.version });
       }
       derived.saved.push({
         tenantId: group.tenantId,
