@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderClickHouseDdl, splitStatements } from '../../src/stores/migrate.js';
 import { TraceFilter } from '../../src/modules/traces/filters.js';
 import { traceRepository } from '../../src/modules/traces/repo.js';
 import { readNewestFirst } from '../../src/modules/traces/time-slices.js';
@@ -142,6 +144,24 @@ describe('GET /v1/traces?q= full-text search', () => {
     const plan = rows.map((r) => r.explain).join('\n');
     expect(plan).toContain('Name: idx_tokens');
     expect(plan).toContain('__text_index_idx_tokens_has');
+  });
+});
+
+describe('GET /v1/traces?q= over traces stored before the token index', () => {
+  it('finds them once migration 009 has filled trace_tokens from the stored traces and spans', async () => {
+    const t = await createTenant(ctx.app);
+    const stored = [traceAt(0, { name: 'Backfilledname' }), traceAt(1_000, {}, [{}, { output: 'backfilled span answer' }])];
+    await ingestTraces(ctx.app, t, stored);
+    await ctx.stores.ch.command('test', 'DELETE FROM trace_tokens WHERE tenant_id = {t:UUID}', { t: t.tenantId });
+    expect(await search(t, { q: 'backfilledname' })).toEqual([]);
+    // The migration's own statements that fill the table (it empties it first, then reads every stored trace).
+    const migration = readFileSync(new URL('../../clickhouse/009_trace_tokens.sql', import.meta.url), 'utf8');
+    const fills = splitStatements(renderClickHouseDdl(migration, ctx.stores.ch.cluster)).filter((s) => /^(TRUNCATE|INSERT)\b/.test(s));
+    expect(fills).toHaveLength(3);
+    for (const statement of fills) await ctx.stores.ch.command('test', statement);
+    expect(await search(t, { q: 'backfilledname' })).toEqual([stored[0]!.id]);
+    expect(await search(t, { q: 'BACKFILLED answer' })).toEqual([stored[1]!.id]);
+    expect(await search(t, { q: 'plain' })).toEqual([stored[1]!.id, stored[0]!.id]);
   });
 });
 
