@@ -6,7 +6,7 @@
  *   rarity that the generator puts in span inputs (bench/lib/generator.ts: `order<k>` ≈100 traces
  *   each at scale 1, `sku<k>` ≈10,000, and both together), p50/p99. Then, with the server stopped,
  *   the same listing run in this process (the traces module's own filter, slices and SQL), once with
- *   the text index and once with `use_skip_indexes = 0`: the index's speed-up on the same queries.
+ *   the token index (trace_tokens) and once with `use_skip_indexes = 0`: the index's speed-up on the same queries.
  * - Tenant SQL: POST /v1/sql for three queries (one trace's spans; an aggregate over a day of traces;
  *   the same over a day of spans, whose time is no sorting key of spans: it reads every span)
  *   against the same questions asked of the raw tables in this process (tenant filter and FINAL
@@ -128,7 +128,7 @@ async function rawPhase(d: Dataset, queries: ReturnType<typeof sqlQueries>) {
   const ch = await openClickHouse(datasetDir(d.scale));
   const pg = createPg(loadConfig(looptraceEnv(datasetDir(d.scale))).databaseUrl);
   try {
-    // TraceService.list itself, on this process's stores: the search narrowed by the text indexes and the registry.
+    // TraceService.list itself, on this process's stores: the search narrowed by the token index (trace_tokens).
     const listing = async (store: ClickHouseStore, q: string) =>
       (await new TraceService(traceRepository(store), traceLocator(pg), { depth: async () => 0 }).list(d.tenant_id, { q }, { limit: PAGE })).traces;
     const indexed = withSkipIndexes(ch, true);
@@ -141,7 +141,7 @@ async function rawPhase(d: Dataset, queries: ReturnType<typeof sqlQueries>) {
         entry.indexed_ms.push(ms);
         entry.hits.push(Math.min(value.length, PAGE));
       }
-      // --unindexed 0 skips it: without the index every query tokenizes every span's text.
+      // --unindexed 0 skips it: without the index every lookup reads every token row of the tenant.
       for (const q of KINDS[kind](Number(args.unindexed))) entry.unindexed_ms.push((await timedMs(() => listing(unindexed, q))).ms);
       console.log(`  raw ${kind}: indexed p50 ${summary(entry.indexed_ms).p50_ms} ms, unindexed p50 ${summary(entry.unindexed_ms).p50_ms} ms`);
     }
@@ -168,7 +168,7 @@ async function main() {
   const dayStart = new Date(Date.parse(d.window.to) - 86_400_000).toISOString().replace('T', ' ').replace('Z', '');
   console.log(`API: ${SEARCHES} searches of each kind, ${args.sql} SQL queries of each kind`);
   const api = await apiPhase(d, (traceId) => sqlQueries(d, traceId, dayStart));
-  console.log('raw: the same listings in this process, with and without the text index; the SQL questions on the raw tables');
+  console.log('raw: the same listings in this process, with and without the token index; the SQL questions on the raw tables');
   const raw = await rawPhase(d, sqlQueries(d, api.sampleTraceId, dayStart));
 
   const searchResults = Object.fromEntries(

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderClickHouseDdl, splitStatements } from '../../src/stores/migrate.js';
 import { TraceFilter } from '../../src/modules/traces/filters.js';
 import { traceRepository } from '../../src/modules/traces/repo.js';
+import { narrowedBySearch } from '../../src/modules/traces/search-candidates.js';
+import { SEARCH_CANDIDATES_MAX } from '../../src/modules/traces/search.js';
 import { readNewestFirst } from '../../src/modules/traces/time-slices.js';
 import { aSpan, aTrace } from '../builders/traces.js';
 import { createTenant, startApp, type TestContext, type TestTenant } from '../helpers/app.js';
@@ -119,7 +121,7 @@ describe('GET /v1/traces?q= full-text search', () => {
     expect(await search(t, { q: 'zebrafield', to: at(-1) })).toEqual([]);
   });
 
-  it('finds the same traces without narrowing by the text indexes first, as it does when every token is common', async () => {
+  it('finds the same traces without narrowing by the token index first, as it does when every token is common', async () => {
     // The API narrows by candidates (every token here is rare); the plain condition, the one used
     // when every token is held by more than SEARCH_CANDIDATES_MAX traces, must agree with it.
     const repo = traceRepository(ctx.stores.ch);
@@ -266,4 +268,44 @@ describe('GET /v1/traces?q= over candidates read by key, a batch at a time', () 
     const pages = await listAll(ctx.app, t, '/v1/traces', 'traces', { q: 'tiedbatchtoken', from, to, limit: 4 });
     expect(pages.flat().map((x) => x.id)).toEqual(expected);
   });
+});
+
+describe(`GET /v1/traces?q= with a token in more than ${SEARCH_CANDIDATES_MAX} traces`, () => {
+  let t: TestTenant;
+  // Newest first, one per 7 minutes back from now: the first hour's slice, then the day's, hold them.
+  const now = Date.now();
+  const crowded = Array.from({ length: SEARCH_CANDIDATES_MAX + 40 }, (_, i) => {
+    const startMs = now - 60_000 - i * 7 * 60_000;
+    const trace = aTrace({
+      name: i % 4 === 0 ? 'kept' : 'plain trace',
+      ended_at: new Date(startMs + 1_000).toISOString(),
+      spans: [aSpan({ input: i % 9 === 0 ? 'crowdedword and scarceword' : 'crowdedword only', start_time: new Date(startMs).toISOString(), end_time: new Date(startMs + 500).toISOString() })],
+    });
+    return { ...trace, started_at: new Date(startMs).toISOString() };
+  });
+  const ids = (keep: (i: number) => boolean) => crowded.filter((_, i) => keep(i)).map((x) => x.id);
+
+  beforeAll(async () => {
+    t = await createTenant(ctx.app);
+    for (let i = 0; i < crowded.length; i += 100) await ingestTraces(ctx.app, t, crowded.slice(i, i + 100));
+  });
+
+  it('reads newest first when every token is that common, and narrows by the rarer token otherwise', async () => {
+    const repo = traceRepository(ctx.stores.ch);
+    expect((await narrowedBySearch(repo, t.tenantId, { q: 'crowdedword' })).candidates).toBeNull();
+    const narrowed = await narrowedBySearch(repo, t.tenantId, { q: 'crowdedword scarceword' });
+    expect(narrowed.candidates?.map((c) => c.id).sort()).toEqual(ids((i) => i % 9 === 0).sort());
+  });
+
+  for (const [query, keep] of [
+    [{ q: 'crowdedword' }, () => true],
+    [{ q: 'crowdedword', name: 'kept' }, (i: number) => i % 4 === 0],
+    [{ q: 'CROWDEDWORD scarceword' }, (i: number) => i % 9 === 0],
+    [{ q: 'crowdedword scarceword', name: 'kept' }, (i: number) => i % 36 === 0],
+  ] as const) {
+    it(`pages through every match once, newest first: ${JSON.stringify(query)}`, async () => {
+      const pages = await listAll(ctx.app, t, '/v1/traces', 'traces', { ...query, limit: 60 });
+      expect(pages.flat().map((x) => x.id)).toEqual(ids(keep));
+    });
+  }
 });

@@ -17,7 +17,7 @@ export class TraceFilter implements TenantTraceFilter {
   private constructor(
     readonly tenantId: string,
     readonly range: StartedAtRange,
-    private readonly conditions: readonly ((where: TenantWhere) => void)[],
+    private readonly conditions: readonly ((where: TenantWhere, slice?: Slice) => void)[],
     /** Stable digest of the filters, carried in cursors so a cursor only continues its own listing. */
     readonly fingerprint: string,
     /** Every trace that can match, at its place, when the search's token index named them (SEARCH_CANDIDATES_MAX at most); else null. */
@@ -45,11 +45,15 @@ export class TraceFilter implements TenantTraceFilter {
       fromMs: query.from === undefined ? null : ceilMillis(isoToNanos(query.from)),
       toMs: query.to === undefined ? null : floorMillis(isoToNanos(query.to)),
     };
-    const c: ((where: TenantWhere) => void)[] = [];
+    const c: ((where: TenantWhere, slice?: Slice) => void)[] = [];
     const q = query;
-    if (q.project_id !== undefined) c.push((w) => w.and`project_id = ${bind('UUID', q.project_id)}`);
-    if (range.fromMs !== null) c.push((w) => w.and`started_at >= ${bind("DateTime64(3, 'UTC')", millisToClickHouse(range.fromMs!))}`);
-    if (range.toMs !== null) c.push((w) => w.and`started_at <= ${bind("DateTime64(3, 'UTC')", millisToClickHouse(range.toMs!))}`);
+    // The conditions on the sorting key's project_id and started_at, which trace_tokens shares.
+    const keyBounds = (w: TenantWhere) => {
+      if (q.project_id !== undefined) w.and`project_id = ${bind('UUID', q.project_id)}`;
+      if (range.fromMs !== null) w.and`started_at >= ${bind("DateTime64(3, 'UTC')", millisToClickHouse(range.fromMs))}`;
+      if (range.toMs !== null) w.and`started_at <= ${bind("DateTime64(3, 'UTC')", millisToClickHouse(range.toMs))}`;
+    };
+    c.push(keyBounds);
     if (q.failure_type !== undefined) c.push((w) => w.and`has(failure_types, ${bind('String', q.failure_type)})`);
     if (q.latency_min !== undefined) c.push((w) => w.and`latency_ms >= ${bind('UInt64', q.latency_min)}`);
     if (q.latency_max !== undefined) c.push((w) => w.and`latency_ms <= ${bind('UInt64', q.latency_max)}`);
@@ -64,7 +68,7 @@ export class TraceFilter implements TenantTraceFilter {
     if (q.session_id !== undefined) c.push((w) => w.and`session_id = ${bind('String', q.session_id)}`);
     if (q.model !== undefined) c.push((w) => w.and`model = ${bind('String', q.model)}`);
     const tokens = q.q === undefined ? [] : searchTokens(q.q);
-    if (tokens.length > 0) c.push((w) => addSearch(w, tokens, narrowing));
+    if (tokens.length > 0) c.push((w, slice) => addSearch(w, tokens, narrowing, (rows) => keyBounds(slice ? slice.bounds(rows) : rows)));
     const placeDecides =
       narrowing !== null &&
       tokens.every((token) => narrowing.settled.has(token)) &&
@@ -80,7 +84,7 @@ export class TraceFilter implements TenantTraceFilter {
   where(slice?: Slice): TenantWhere {
     const where = TenantWhere.forTenant(this.tenantId);
     slice?.apply(where);
-    for (const apply of this.conditions) apply(where);
+    for (const apply of this.conditions) apply(where, slice);
     return where;
   }
 }

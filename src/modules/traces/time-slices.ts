@@ -5,6 +5,11 @@ import type { StartedAtRange, TracePosition } from './types.js';
 /** Conditions on started_at (and the keyset) for one query of a newest-first read. */
 export interface Slice {
   apply(where: TenantWhere): TenantWhere;
+  /**
+   * The same window for another table whose rows carry a trace's started_at (trace_tokens): its
+   * bounds on started_at, the keyset's too (a superset: that table has no id to break ties).
+   */
+  bounds(where: TenantWhere): TenantWhere;
 }
 
 const HOUR_MS = 3_600_000;
@@ -53,13 +58,14 @@ export async function readNewestFirst<R>(
     const windowStart = width === null ? null : reference - width;
     const lowerMs = range.fromMs === null ? windowStart : windowStart === null ? range.fromMs : Math.max(windowStart, range.fromMs);
     const upper = upperExclusiveMs;
+    const window = (where: TenantWhere) => {
+      if (upper !== null) where.and`started_at < ${bind(DATETIME, millisToClickHouse(upper))}`;
+      if (lowerMs !== null) where.and`started_at >= ${bind(DATETIME, millisToClickHouse(lowerMs))}`;
+      return where;
+    };
     const slice: Slice = {
-      apply(where) {
-        if (after) afterPosition(where, after);
-        if (upper !== null) where.and`started_at < ${bind(DATETIME, millisToClickHouse(upper))}`;
-        if (lowerMs !== null) where.and`started_at >= ${bind(DATETIME, millisToClickHouse(lowerMs))}`;
-        return where;
-      },
+      apply: (where) => window(after ? afterPosition(where, after) : where),
+      bounds: (where) => window(after ? where.and`started_at <= ${bind(DATETIME, after.startedAt)}` : where),
     };
     rows.push(...(await read(slice, want - rows.length)));
     const reachedOldest = lowerMs === null || lowerMs === range.fromMs;
