@@ -182,6 +182,8 @@ async function main() {
         {
           example: KINDS[kind](1)[0],
           api_ms: a,
+          // Where the tail is: the slowest searches with their place in the run (0 = first of the kind).
+          api_slowest: api.searches[kind]!.ms.map((ms, i) => ({ i, ms: +ms.toFixed(1) })).sort((x, y) => y.ms - x.ms).slice(0, 5),
           mean_hits_per_page: +(api.searches[kind]!.hits.reduce((x, y) => x + y, 0) / SEARCHES).toFixed(1),
           raw_indexed_ms: indexed,
           raw_unindexed_ms: unindexed,

@@ -7,6 +7,15 @@ import { emptyDelta, minuteOf } from './stats/types.js';
 
 export type TraceSource = 'native' | 'otlp';
 
+/** An OTLP trace whose row is owed a rebuild from its stored spans (sql/025_trace_rows_owed.sql). */
+export interface OwedRow {
+  tenantId: string;
+  projectId: string;
+  traceId: string;
+  /** Exact to the microsecond (text): a settlement that owes the row again since moves it. */
+  owedSince: string;
+}
+
 export interface RegistryEntry {
   traceId: string;
   startedAtMs: number;
@@ -222,8 +231,13 @@ export function registryRepository(sql: Sql) {
     async commitPending(tenantId: string, traceIds: readonly string[]): Promise<void> {
       if (traceIds.length === 0) return;
       await sql`
-        update trace_registry set state = 'committed', spans_at = case when source = 'otlp' then now() else spans_at end
-        where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[]) and state = 'pending'`;
+        with committed as (
+          update trace_registry set state = 'committed', spans_at = case when source = 'otlp' then now() else spans_at end
+          where tenant_id = ${tenantId} and trace_id = any(${uuids(traceIds)}::uuid[]) and state = 'pending'
+          returning tenant_id, trace_id, source)
+        insert into trace_rows_owed (tenant_id, trace_id)
+        select tenant_id, trace_id from committed where source = 'otlp'
+        on conflict (tenant_id, trace_id) do update set owed_since = excluded.owed_since`;
     },
 
     /**
@@ -264,13 +278,23 @@ export function registryRepository(sql: Sql) {
         returning tenant_id as "tenantId", trace_id as "traceId", source, writer, started_at as "startedAt"`;
     },
 
-    /** OTLP traces whose last span commit (settled after its writer died) no row has been derived from yet. */
-    async owedRows(limit: number): Promise<{ tenantId: string; projectId: string; traceId: string }[]> {
-      return observeStoreCall('postgres', 'ingest.owed_rows', () => sql<{ tenantId: string; projectId: string; traceId: string }[]>`
-        select tenant_id as "tenantId", project_id as "projectId", trace_id as "traceId" from trace_registry
-        where source = 'otlp' and spans_at is not null and (rolled_up_at is null or spans_at > rolled_up_at)
-        order by spans_at
+    /** OTLP traces whose last span commit (settled after its writer died) no row has been derived from yet, oldest first. */
+    async owedRows(limit: number): Promise<OwedRow[]> {
+      return observeStoreCall('postgres', 'ingest.owed_rows', () => sql<OwedRow[]>`
+        select r.tenant_id as "tenantId", r.project_id as "projectId", r.trace_id as "traceId", o.owed_since::text as "owedSince"
+        from trace_rows_owed o join trace_registry r on r.tenant_id = o.tenant_id and r.trace_id = o.trace_id
+        order by o.owed_since
         limit ${limit}`);
+    },
+
+    /** These owed rows are rebuilt: each is forgotten unless a settlement owed it again since it was read. */
+    async rowsRebuilt(owed: readonly OwedRow[]): Promise<void> {
+      if (owed.length === 0) return;
+      await sql`
+        delete from trace_rows_owed o
+        using unnest(${owed.map((x) => x.tenantId)}::uuid[], ${owed.map((x) => x.traceId)}::uuid[], ${owed.map((x) => x.owedSince)}::text[])
+          as x(tenant_id, trace_id, owed_since)
+        where o.tenant_id = x.tenant_id and o.trace_id = x.trace_id and o.owed_since = x.owed_since::timestamptz`;
     },
 
     /**

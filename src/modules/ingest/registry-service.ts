@@ -3,7 +3,7 @@ import { newId } from '../../platform/ids.js';
 import type { TxSql } from '../../stores/pg.js';
 import type { AppLogger } from '../../platform/log.js';
 import type { RowBatch } from './batcher.js';
-import type { AbandonedReservation, RegisteredTrace, RegistryEntry, RegistryRepository, Registration } from './registry-repo.js';
+import type { AbandonedReservation, OwedRow, RegisteredTrace, RegistryEntry, RegistryRepository, Registration } from './registry-repo.js';
 import type { StoredTraceRepository } from './stored-repo.js';
 
 export interface NativeReservation {
@@ -178,6 +178,11 @@ export class TraceRegistry {
   /** OTLP traces a settlement committed (their writer died) whose row is owed a rebuild from their spans. */
   owedRows(limit: number) {
     return this.repo.owedRows(limit);
+  }
+
+  /** Owed rows now rebuilt (TraceWritePath.rebuildOwed): forgotten, unless owed again since. */
+  rowsRebuilt(owed: readonly OwedRow[]): Promise<void> {
+    return this.repo.rowsRebuilt(owed);
   }
 
   /** Data-subject erasure (src/modules/privacy): forgets these traces. Idempotent. */

@@ -103,6 +103,7 @@ export class TraceWritePath {
       return this.saveOtlp(tx, derived);
     });
     await this.deps.registry.countRestored(restored);
+    await this.deps.registry.rowsRebuilt(owed);
     return owed.length;
   }
 

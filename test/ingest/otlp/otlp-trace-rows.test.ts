@@ -141,6 +141,7 @@ describe('an OTLP trace whose spans arrive in pieces', () => {
     await post(a, t, [llm(traceId, rootId, undefined, 'root', 0, 700), llm(traceId, otelSpanId(), rootId, 'child', 100, 200)]);
     // What a commit that died after writing the spans leaves once settled: no state, the row owed, no trace row.
     await a.stores.sql`update trace_registry set otlp_state = null, spans_at = now(), rolled_up_at = null where tenant_id = ${t.tenantId}`;
+    await a.stores.sql`insert into trace_rows_owed (tenant_id, trace_id) select tenant_id, trace_id from trace_registry where tenant_id = ${t.tenantId}`;
     for (const table of ['traces', 'trace_tokens']) await a.stores.ch.command('test', `DELETE FROM ${table} WHERE tenant_id = {t:UUID}`, { t: t.tenantId });
     expect(await listed(a, t, traceId)).toEqual([]);
     expect(await a.app.services.ingestWrites.rebuildOwed(1_000)).toBeGreaterThanOrEqual(1);
@@ -152,5 +153,6 @@ describe('an OTLP trace whose spans arrive in pieces', () => {
     const [owed] = await a.stores.sql<{ n: number }[]>`
       select count(*)::int as n from trace_registry where tenant_id = ${t.tenantId} and (rolled_up_at is null or spans_at > rolled_up_at)`;
     expect(owed!.n).toBe(0);
+    expect(await a.stores.sql`select 1 from trace_rows_owed where tenant_id = ${t.tenantId}`).toHaveLength(0);
   });
 });
