@@ -1,19 +1,18 @@
 import { TraceFilter } from './filters.js';
-import type { TraceKeyPosition } from './types.js';
 import type { TraceRepository } from './repo.js';
 import type { TraceFilterQuery } from './schemas.js';
 import { SEARCH_CANDIDATES_MAX, searchTokens } from './search.js';
 import type { StoredTrace } from './stored.js';
 import { clickHouseToMillis } from './time-slices.js';
-import type { TracePosition } from './types.js';
+import type { TraceKeyPosition, TracePosition } from './types.js';
 
 /**
  * The filter of a listing or export, narrowed by its search's rarer tokens. A token held by at most
  * SEARCH_CANDIDATES_MAX traces (per the token index, trace_tokens) names every trace that can
  * match, at its place: the intersection of such tokens' traces is all the listing has to look at,
  * and those tokens are settled. The more common tokens are checked on the candidates only. When
- * every token is more common than that, the filter is the plain one: the newest traces match so
- * often that reading them newest first finds a page soon.
+ * every token is more common than that, the filter is the plain one, read newest first in time
+ * slices (search.ts): such a token's traces are found soon, and listing them all would cost more.
  */
 export async function narrowedBySearch(repo: Pick<TraceRepository, 'tokenPositions'>, tenantId: string, query: TraceFilterQuery): Promise<TraceFilter> {
   // Also validates the rest of the query before any store is asked.
