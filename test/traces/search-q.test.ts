@@ -137,15 +137,15 @@ describe('GET /v1/traces?q= full-text search', () => {
   });
 
   it('looks tokens up in the text index of trace_tokens', async () => {
-    // The search's lookups (repo.tokenPositions, search.ts) test has(tokens, …) on this table.
+    // The search's lookups (repo.tokenPositions, search.ts) test hasToken(tokens, …) on this table.
     const rows = await ctx.stores.ch.rows<{ explain: string }>(
       'test',
-      'EXPLAIN indexes = 1 SELECT trace_id FROM trace_tokens WHERE tenant_id = {t:UUID} AND has(tokens, {w:String})',
+      'EXPLAIN indexes = 1 SELECT trace_id FROM trace_tokens WHERE tenant_id = {t:UUID} AND hasToken(tokens, {w:String})',
       { t: t.tenantId, w: 'zebrafield' },
     );
     const plan = rows.map((r) => r.explain).join('\n');
     expect(plan).toContain('Name: idx_tokens');
-    expect(plan).toContain('__text_index_idx_tokens_has');
+    expect(plan).toContain('__text_index_idx_tokens_hasToken');
   });
 });
 

@@ -69,7 +69,8 @@ export interface TraceTokenRow {
   project_id: string;
   started_at: string; // DateTime64(3) literal
   trace_id: string;
-  tokens: string[];
+  /** Distinct tokens joined by spaces (the text index splits them again: they hold no separator). */
+  tokens: string;
   version: number;
 }
 

@@ -58,7 +58,7 @@ export function traceTokensRepository(ch: ClickHouseStore) {
         `INSERT INTO trace_tokens (tenant_id, project_id, started_at, trace_id, tokens, version)
          SELECT s.tenant_id, s.project_id, k.started_at, s.trace_id, s.tokens, k.version
          FROM (
-           SELECT tenant_id, project_id, trace_id, arrayDistinct(arrayFlatten(groupArray(${STORED_SPAN_TOKENS}))) AS tokens
+           SELECT tenant_id, project_id, trace_id, arrayStringConcat(arrayDistinct(arrayFlatten(groupArray(${STORED_SPAN_TOKENS}))), ' ') AS tokens
            FROM spans
            WHERE (tenant_id, project_id, trace_id) IN {traces:Array(Tuple(UUID, UUID, UUID))}
            GROUP BY tenant_id, project_id, trace_id

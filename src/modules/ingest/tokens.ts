@@ -59,7 +59,7 @@ export function tokenWrites(batch: { spans: readonly SpanRow[]; traces: readonly
     const tokens = new Set<string>();
     addRowTokens(tokens, trace);
     for (const span of spansByTrace.get(key) ?? []) addRowTokens(tokens, span);
-    writes.rows.push({ ...at, started_at: trace.started_at, tokens: [...tokens], version: trace.version });
+    writes.rows.push({ ...at, started_at: trace.started_at, tokens: [...tokens].join(' '), version: trace.version });
   }
   return writes;
 }

@@ -199,7 +199,7 @@ export function traceRepository(ch: ClickHouseStore) {
     async tokenPositions(tenantId: string, projectId: string | undefined, token: string, max: number): Promise<TraceKeyPosition[]> {
       const where = TenantWhere.forTenant(tenantId);
       if (projectId !== undefined) where.and`project_id = ${bind('UUID', projectId)}`;
-      where.and`has(tokens, ${bind('String', token)})`;
+      where.and`hasToken(tokens, ${bind('String', token)})`;
       // Aliases unlike the columns: WHERE names the column project_id.
       const rows = await ch.rows<{ id: string; project: string; ms: number }>(
         'traces.token_positions',

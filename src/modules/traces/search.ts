@@ -55,7 +55,7 @@ export function addSearch(where: TenantWhere, tokens: readonly string[], narrowi
     } else {
       keyBounds(rows);
     }
-    rows.and`has(tokens, ${bind('String', token)})`;
+    rows.and`hasToken(tokens, ${bind('String', token)})`;
     where.and`(project_id, started_at, id) IN (SELECT project_id, started_at, trace_id FROM trace_tokens WHERE ${rows.piece})`;
   }
 }
