@@ -220,7 +220,7 @@ export class TraceRegistry {
       const present = rows.filter((r) => (r.source === 'native' ? withRow.has(r.traceId) : withSpans.has(r.traceId)));
       const presentIds = new Set(present.map((r) => r.traceId));
       const absent = rows.filter((r) => !presentIds.has(r.traceId));
-      await this.stored.deleteSpans(tenantId, absent.filter((r) => withSpans.has(r.traceId)).map((r) => r.traceId));
+      await this.stored.deleteWritten(tenantId, absent.filter((r) => withSpans.has(r.traceId)).map((r) => r.traceId));
       await this.repo.commitPending(tenantId, [...presentIds]);
       const presentNative = present.filter((r) => r.source === 'native');
       if (presentNative.length > 0) await this.observer.mark(tenantId, presentNative.map((r) => r.startedAt.getTime()));

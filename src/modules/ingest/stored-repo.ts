@@ -30,7 +30,7 @@ export function storedTraceRepository(ch: ClickHouseStore) {
      * between the inserts of a group commit). They go before the id is released: a retry may carry
      * spans with server-generated ids, which would otherwise sit beside these in the trace.
      */
-    async deleteSpans(tenantId: string, traceIds: readonly string[]): Promise<void> {
+    async deleteWritten(tenantId: string, traceIds: readonly string[]): Promise<void> {
       if (traceIds.length === 0) return;
       const params = { tenant: tenantId, ids: traceIds };
       await ch.command('ingest.settle.delete_spans', 'DELETE FROM spans WHERE tenant_id = {tenant:UUID} AND trace_id IN {ids:Array(UUID)}', params);

@@ -29,6 +29,7 @@ export function traceTokensRepository(ch: ClickHouseStore) {
     async write(writes: TokenWrites): Promise<void> {
       if (writes.rows.length > 0) await ch.insert('trace_tokens', writes.rows, TOKEN_INSERT_COLUMNS);
       if (writes.moves.length === 0) return;
+      // `keys` repeats the moves' old keys as a plain list: the primary key prunes by it before the join.
       await ch.command(
         'ingest.tokens_move',
         `INSERT INTO trace_tokens (tenant_id, project_id, started_at, trace_id, tokens, version)

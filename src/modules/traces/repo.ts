@@ -9,7 +9,7 @@ import { SPAN_JSON_SELECT_COLUMNS, type SpansKind } from './span-json.js';
 import { scannableSpare } from './text-scan.js';
 import type { ReleasableBytes } from '../../stores/reused-buffer.js';
 import type { TraceKeyPosition } from './types.js';
-import { millisToClickHouse } from '../../platform/time.js';
+import { atTraceKeys } from './trace-keys.js';
 
 const DATETIME = "DateTime64(3, 'UTC')";
 
@@ -59,11 +59,6 @@ export function traceRepository(ch: ClickHouseStore) {
   const read = <T>(from: ReadFrom, name: string, query: string, params: Record<string, unknown>, tenantId: string) =>
     from === 'primary' ? ch.rowsFromPrimary<T>(name, query, params, settings(name, tenantId)) : ch.rows<T>(name, query, params, settings(name, tenantId));
   // Each column of the key on its own: ClickHouse prunes granules by every IN over a key column.
-  const atKeys = (where: TenantWhere, keys: readonly TraceKeyPosition[]) =>
-    where
-      .and`project_id IN ${bind('Array(UUID)', [...new Set(keys.map((k) => k.projectId))])}`
-      .and`started_at IN ${bind(`Array(${DATETIME})`, [...new Set(keys.map((k) => millisToClickHouse(k.startedAtMs)))])}`
-      .and`id IN ${bind('Array(UUID)', keys.map((k) => k.id))}`;
   const spansOf = (tenantId: string, projectId: string, traceId: string) =>
     TenantWhere.forTenant(tenantId).and`project_id = ${bind('UUID', projectId)}`.and`trace_id = ${bind('UUID', traceId)}`;
   const readSpans = <T>(from: ReadFrom, name: string, columns: string, tenantId: string, where: TenantWhere) =>
@@ -91,7 +86,7 @@ export function traceRepository(ch: ClickHouseStore) {
      * granules that hold them, and only the columns the filter needs.
      */
     async keysMatching(filter: TraceFilter, keys: readonly TraceKeyPosition[], after: TracePosition | null, limit: number): Promise<string[]> {
-      const where = atKeys(filter.where(), keys);
+      const where = atTraceKeys(filter.where(), keys);
       if (after) afterPosition(where, after);
       const max = where.fragment`${bind('UInt32', limit)}`;
       const rows = await ch.rows<{ id: string }>(
@@ -106,7 +101,7 @@ export function traceRepository(ch: ClickHouseStore) {
     /** The traces at `keys` after `after`, newest first, at most `limit`: the rows of a page whose keys are known. */
     async atKeys(tenantId: string, keys: readonly TraceKeyPosition[], after: TracePosition | null, limit: number): Promise<StoredTrace[]> {
       if (keys.length === 0) return [];
-      const where = atKeys(TenantWhere.forTenant(tenantId), keys);
+      const where = atTraceKeys(TenantWhere.forTenant(tenantId), keys);
       if (after) afterPosition(where, after);
       const max = where.fragment`${bind('UInt32', limit)}`;
       return ch.rows<StoredTrace>(

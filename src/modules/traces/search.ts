@@ -1,6 +1,6 @@
 import { SEARCH_TEXT_MAX_LENGTH, textTokens } from '../../platform/text-tokens.js';
-import { millisToClickHouse } from '../../platform/time.js';
 import { bind, type TenantWhere } from '../../stores/clickhouse-where.js';
+import { atTraceKeys } from './trace-keys.js';
 import type { TraceKeyPosition } from './types.js';
 
 /** Bounds of `q` (GET /v1/traces, /v1/traces/export): characters, and distinct tokens. */
@@ -8,9 +8,7 @@ export const SEARCH_MAX_LENGTH = SEARCH_TEXT_MAX_LENGTH;
 export const SEARCH_MAX_TOKENS = 10;
 
 /** The distinct tokens of a query, split and lowercased as ingest stores the traces' tokens. */
-export function searchTokens(q: string): string[] {
-  return textTokens(q);
-}
+export const searchTokens: (q: string) => string[] = textTokens;
 
 /**
  * Most traces a token may narrow a search to: beyond it, the token is too common to list its
@@ -48,13 +46,8 @@ export function addSearch(where: TenantWhere, tokens: readonly string[], narrowi
   for (const token of tokens) {
     if (narrowing?.settled.has(token)) continue;
     const rows = where.sibling();
-    if (keys) {
-      rows.and`project_id IN ${bind('Array(UUID)', [...new Set(keys.map((k) => k.projectId))])}`;
-      rows.and`started_at IN ${bind("Array(DateTime64(3, 'UTC'))", [...new Set(keys.map((k) => millisToClickHouse(k.startedAtMs)))])}`;
-      rows.and`trace_id IN ${bind('Array(UUID)', keys.map((k) => k.id))}`;
-    } else {
-      keyBounds(rows);
-    }
+    if (keys) atTraceKeys(rows, keys, 'trace_id');
+    else keyBounds(rows);
     rows.and`hasToken(tokens, ${bind('String', token)})`;
     where.and`(project_id, started_at, id) IN (SELECT project_id, started_at, trace_id FROM trace_tokens WHERE ${rows.piece})`;
   }

@@ -124,9 +124,9 @@ export function subjectTraceRepository(ch: ClickHouseStore) {
     async erase(tenantId: string, refs: readonly TraceRef[]): Promise<void> {
       if (refs.length === 0) return;
       const spans = byRefs(tenantId, refs, 'trace_id');
+      // spans and trace_tokens both name the trace trace_id.
       await ch.command('privacy.erase_spans', `DELETE FROM spans WHERE ${spans.sql} SETTINGS lightweight_deletes_sync = 2`, spans.params);
-      const tokens = byRefs(tenantId, refs, 'trace_id');
-      await ch.command('privacy.erase_tokens', `DELETE FROM trace_tokens WHERE ${tokens.sql} SETTINGS lightweight_deletes_sync = 2`, tokens.params);
+      await ch.command('privacy.erase_tokens', `DELETE FROM trace_tokens WHERE ${spans.sql} SETTINGS lightweight_deletes_sync = 2`, spans.params);
       const traces = byRefs(tenantId, refs, 'id');
       await ch.command('privacy.erase_traces', `DELETE FROM traces WHERE ${traces.sql} SETTINGS lightweight_deletes_sync = 2`, traces.params);
     },
